@@ -1,0 +1,30 @@
+# The project's test command is `make test`; .ci/run calls it.
+GO ?= go
+
+.PHONY: test fmt vet unit allocs examples bench run
+
+test: fmt vet unit allocs examples
+
+fmt:
+	@out=$$(gofmt -l .); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race ./...
+
+# Allocation budgets are asserted without -race, which perturbs them.
+allocs:
+	$(GO) test -count=1 -run 'AllocBudget' ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+run:
+	$(GO) run ./examples/hello
+
+# Every example must run to completion; CI runs them all.
+examples:
+	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done

@@ -1,0 +1,206 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/parley-mcp/parley/mcp"
+)
+
+// ErrInputRequired is returned when a server answers with an
+// InputRequiredResult, which this session does not fulfil yet.
+var ErrInputRequired = errors.New("client: the server asked for input (input_required)")
+
+// decodeComplete decodes a result that must be complete: a missing
+// resultType counts as complete, anything else but "complete" is an invalid
+// response.
+func decodeComplete[R any](method string, raw json.RawMessage) (*R, error) {
+	rt, err := mcp.ParseResultType(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Method: method, Err: err}
+	}
+	if rt != mcp.ResultTypeComplete {
+		return nil, &InvalidResponseError{Method: method, Err: fmt.Errorf("resultType %q is not allowed here", rt)}
+	}
+	r := new(R)
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, &InvalidResponseError{Method: method, Err: err}
+	}
+	return r, nil
+}
+
+// Discover asks the server which protocol versions and capabilities it
+// has (server/discover).
+func (s *Session) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
+	p := &mcp.RequestParams{}
+	raw, err := s.call(ctx, mcp.MethodDiscover, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[mcp.DiscoverResult](mcp.MethodDiscover, raw)
+}
+
+// ListTools returns one page of tools; cursor "" is the first page.
+func (s *Session) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
+	return list[mcp.ListToolsResult](ctx, s, mcp.MethodListTools, cursor)
+}
+
+// ListPrompts returns one page of prompts; cursor "" is the first page.
+func (s *Session) ListPrompts(ctx context.Context, cursor string) (*mcp.ListPromptsResult, error) {
+	return list[mcp.ListPromptsResult](ctx, s, mcp.MethodListPrompts, cursor)
+}
+
+// ListResources returns one page of resources; cursor "" is the first page.
+func (s *Session) ListResources(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {
+	return list[mcp.ListResourcesResult](ctx, s, mcp.MethodListResources, cursor)
+}
+
+// ListResourceTemplates returns one page of resource templates; cursor ""
+// is the first page.
+func (s *Session) ListResourceTemplates(ctx context.Context, cursor string) (*mcp.ListResourceTemplatesResult, error) {
+	return list[mcp.ListResourceTemplatesResult](ctx, s, mcp.MethodListResourceTemplates, cursor)
+}
+
+func list[R any](ctx context.Context, s *Session, method, cursor string) (*R, error) {
+	p := &mcp.PaginatedRequestParams{Cursor: cursor}
+	raw, err := s.call(ctx, method, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[R](method, raw)
+}
+
+// Tools iterates over every tool of every page. The iteration stops at the
+// first error, which it yields.
+func (s *Session) Tools(ctx context.Context) iter.Seq2[*mcp.Tool, error] {
+	return pages(ctx, s.ListTools, func(r *mcp.ListToolsResult) ([]mcp.Tool, string) { return r.Tools, r.NextCursor })
+}
+
+// Prompts iterates over every prompt of every page.
+func (s *Session) Prompts(ctx context.Context) iter.Seq2[*mcp.Prompt, error] {
+	return pages(ctx, s.ListPrompts, func(r *mcp.ListPromptsResult) ([]mcp.Prompt, string) { return r.Prompts, r.NextCursor })
+}
+
+// Resources iterates over every resource of every page.
+func (s *Session) Resources(ctx context.Context) iter.Seq2[*mcp.Resource, error] {
+	return pages(ctx, s.ListResources, func(r *mcp.ListResourcesResult) ([]mcp.Resource, string) { return r.Resources, r.NextCursor })
+}
+
+// ResourceTemplates iterates over every resource template of every page.
+func (s *Session) ResourceTemplates(ctx context.Context) iter.Seq2[*mcp.ResourceTemplate, error] {
+	return pages(ctx, s.ListResourceTemplates, func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, string) {
+		return r.ResourceTemplates, r.NextCursor
+	})
+}
+
+// maxPages bounds a list iteration, so a server that hands out cursors
+// forever cannot keep a caller looping.
+const maxPages = 10000
+
+func pages[R any, T any](ctx context.Context, fetch func(context.Context, string) (*R, error), items func(*R) ([]T, string)) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		var zero *T
+		cursor := ""
+		for range maxPages {
+			page, err := fetch(ctx, cursor)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			list, next := items(page)
+			for i := range list {
+				if !yield(&list[i], nil) {
+					return
+				}
+			}
+			if next == "" {
+				return
+			}
+			if next == cursor {
+				yield(zero, fmt.Errorf("client: server returned the same cursor twice"))
+				return
+			}
+			cursor = next
+		}
+		yield(zero, fmt.Errorf("client: more than %d pages", maxPages))
+	}
+}
+
+// CallTool calls a tool. args is anything that encodes as a JSON object (a
+// map or a struct), or nil for none. A tool that failed reports it in the
+// result (IsError), not as an error.
+func (s *Session) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	p := &mcp.CallToolRequestParams{Name: name}
+	if args != nil {
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("client: encoding arguments of %s: %w", name, err)
+		}
+		p.Arguments = raw
+	}
+	raw, err := s.call(ctx, mcp.MethodCallTool, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	out, err := mcp.DecodeCallToolOutcome(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Method: mcp.MethodCallTool, Err: err}
+	}
+	switch r := out.(type) {
+	case *mcp.CallToolResult:
+		return r, nil
+	default:
+		return nil, ErrInputRequired
+	}
+}
+
+// GetPrompt gets a prompt with its arguments.
+func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	p := &mcp.GetPromptRequestParams{Name: name, Arguments: args}
+	raw, err := s.call(ctx, mcp.MethodGetPrompt, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	out, err := mcp.DecodeGetPromptOutcome(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Method: mcp.MethodGetPrompt, Err: err}
+	}
+	switch r := out.(type) {
+	case *mcp.GetPromptResult:
+		return r, nil
+	default:
+		return nil, ErrInputRequired
+	}
+}
+
+// ReadResource reads a resource.
+func (s *Session) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	p := &mcp.ReadResourceRequestParams{URI: uri}
+	raw, err := s.call(ctx, mcp.MethodReadResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	out, err := mcp.DecodeReadResourceOutcome(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Method: mcp.MethodReadResource, Err: err}
+	}
+	switch r := out.(type) {
+	case *mcp.ReadResourceResult:
+		return r, nil
+	default:
+		return nil, ErrInputRequired
+	}
+}
+
+// Complete asks for completions of a prompt or resource-template argument.
+func (s *Session) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	c := *p
+	raw, err := s.call(ctx, mcp.MethodComplete, &c, func(m *mcp.RequestMetaObject) { c.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	return decodeComplete[mcp.CompleteResult](mcp.MethodComplete, raw)
+}

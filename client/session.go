@@ -1,0 +1,166 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/transport"
+)
+
+// Session is one connection to a server. It is safe for concurrent use:
+// any number of calls may be in flight at once.
+type Session struct {
+	client *Client
+	conn   *jsonrpc.Conn
+
+	meta       atomic.Pointer[mcp.RequestMetaObject] // the _meta of every request, for the current version
+	discovered atomic.Pointer[mcp.DiscoverResult]
+
+	nextToken atomic.Int64 // progress tokens
+	nextSub   atomic.Int64 // listen request ids
+
+	mu   sync.Mutex
+	subs map[jsonrpc.ID]*Subscription
+}
+
+func newSession(c *Client, tc transport.Conn, version mcp.ProtocolVersion) *Session {
+	s := &Session{client: c, subs: make(map[jsonrpc.ID]*Subscription)}
+	s.setVersion(version)
+	s.conn = jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
+		Logger:  c.log,
+		Handler: jsonrpc.HandlerFunc(s.handle),
+	})
+	return s
+}
+
+// setVersion builds the shared _meta for version. The object is never
+// written after it is stored, so requests can share it.
+func (s *Session) setVersion(v mcp.ProtocolVersion) {
+	info := s.client.info
+	s.meta.Store(&mcp.RequestMetaObject{
+		ProtocolVersion:    v,
+		ClientCapabilities: s.client.opts.Capabilities,
+		ClientInfo:         &info,
+		LogLevel:           s.client.opts.LogLevel,
+	})
+}
+
+// ProtocolVersion returns the protocol version the session speaks.
+func (s *Session) ProtocolVersion() mcp.ProtocolVersion { return s.meta.Load().ProtocolVersion }
+
+// ServerInfo returns the server's self-description from server/discover, or
+// nil if it sent none.
+func (s *Session) ServerInfo() *mcp.Implementation {
+	if d := s.discovered.Load(); d != nil && d.Meta != nil {
+		return d.Meta.ServerInfo
+	}
+	return nil
+}
+
+// ServerCapabilities returns the capabilities the server declared in
+// server/discover.
+func (s *Session) ServerCapabilities() *mcp.ServerCapabilities {
+	if d := s.discovered.Load(); d != nil {
+		return &d.Capabilities
+	}
+	return &mcp.ServerCapabilities{}
+}
+
+// Close ends the session and closes its transport.
+func (s *Session) Close() error { return s.conn.Close() }
+
+// Done is closed when the session has ended.
+func (s *Session) Done() <-chan struct{} { return s.conn.Done() }
+
+// requestMeta returns the _meta for one request: the shared object, or a
+// copy with a fresh progress token when progress is wanted.
+func (s *Session) requestMeta() *mcp.RequestMetaObject {
+	m := s.meta.Load()
+	if s.client.opts.OnProgress == nil {
+		return m
+	}
+	c := *m
+	c.ProgressToken = mcp.ProgressToken(jsonrpc.StringID("p" + strconv.FormatInt(s.nextToken.Add(1), 10)))
+	return &c
+}
+
+// call sends one request. setMeta stores the request's _meta in params just
+// before encoding (again on a version retry). The raw result is returned.
+func (s *Session) call(ctx context.Context, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
+	return s.callID(ctx, jsonrpc.ID{}, method, params, setMeta)
+}
+
+// callID is call with a chosen request id (the zero ID lets the connection
+// choose).
+func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
+	retried := false
+	for {
+		meta := s.requestMeta()
+		setMeta(meta)
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("client: encoding %s params: %w", method, err)
+		}
+		var res json.RawMessage
+		if id.IsValid() {
+			res, err = s.conn.CallRawID(ctx, id, method, raw)
+		} else {
+			res, err = s.conn.CallRaw(ctx, method, raw)
+		}
+		if err == nil {
+			return res, nil
+		}
+		if retried {
+			return nil, err
+		}
+		data, ok := mcp.AsUnsupportedProtocolVersion(err)
+		if !ok {
+			return nil, err
+		}
+		next := mutualVersion(data.Supported)
+		if next == "" || next == meta.ProtocolVersion {
+			return nil, fmt.Errorf("client: server supports %v: %w (%w)", data.Supported, ErrUnsupportedVersion, err)
+		}
+		s.client.log.Debug("client: switching protocol version", "from", meta.ProtocolVersion, "to", next)
+		s.setVersion(next)
+		retried = true
+	}
+}
+
+// handle serves what the server sends: notifications only (a 2026-07-28
+// server never sends requests).
+func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if !req.IsNotification() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
+	}
+	switch req.Method {
+	case mcp.NotificationProgress:
+		if f := s.client.opts.OnProgress; f != nil {
+			var p mcp.ProgressNotificationParams
+			if err := json.Unmarshal(req.Params, &p); err != nil {
+				s.client.log.Warn("client: bad progress notification", "err", err)
+				return nil, nil
+			}
+			f(ctx, &p)
+		}
+		return nil, nil
+	case mcp.NotificationMessage:
+		if f := s.client.opts.OnLog; f != nil {
+			var p mcp.LoggingMessageNotificationParams
+			if err := json.Unmarshal(req.Params, &p); err != nil {
+				s.client.log.Warn("client: bad log notification", "err", err)
+				return nil, nil
+			}
+			f(ctx, &p)
+		}
+		return nil, nil
+	}
+	s.routeSubscription(req)
+	return nil, nil
+}

@@ -1,0 +1,485 @@
+// Package spectest gives tests access to the official MCP specification
+// fixtures: the JSON schema of each protocol version and the example
+// messages of 2026-07-28. It is for tests only.
+//
+// The fixtures live outside the module, in ../shared/spec beside the module
+// root, or wherever PARLEY_SPEC_DIR points. Tests that need them are skipped,
+// with a message saying where the fixtures were looked for, when they are
+// absent.
+//
+// Validate checks a JSON text against one definition of a version's schema;
+// ValidateMessage checks a whole JSON-RPC message that Parley emitted,
+// choosing the definition from its method (or, for a response, from the
+// method of the request it answers).
+package spectest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/parley-mcp/parley/mcp"
+)
+
+// EnvDir names the environment variable that overrides the fixture folder.
+const EnvDir = "PARLEY_SPEC_DIR"
+
+// Dir returns the folder holding the official spec fixtures (one folder per
+// protocol version, each with schema.json): $PARLEY_SPEC_DIR when set, else
+// ../shared/spec relative to the module root. It skips the test when the
+// folder does not exist.
+func Dir(t testing.TB) string {
+	t.Helper()
+	dir, err := specDir()
+	if err != nil {
+		t.Skipf("spectest: %v", err)
+	}
+	return dir
+}
+
+// specDir resolves the fixture folder without a testing.TB.
+func specDir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("spec fixtures not found in %s (from $%s)", d, EnvDir)
+		}
+		return d, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", fmt.Errorf("%v; set $%s to the folder holding <version>/schema.json", err, EnvDir)
+	}
+	d := filepath.Join(root, "..", "shared", "spec")
+	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("spec fixtures not found in %s; put them there or set $%s", filepath.Clean(d), EnvDir)
+	}
+	return filepath.Clean(d), nil
+}
+
+// moduleRoot walks up from the working directory to the folder holding
+// go.mod.
+func moduleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no go.mod above %s", wd)
+		}
+		d = parent
+	}
+}
+
+// Example is one official example message.
+type Example struct {
+	// Type is the schema definition the example belongs to (its folder).
+	Type string
+	// Name is the file name, such as "call-tool-request.json".
+	Name string
+	// Path is the file's path.
+	Path string
+	// Data is the file's content.
+	Data []byte
+}
+
+// Examples returns every example of version (only 2026-07-28 ships them),
+// sorted by type then name. It skips the test when the fixtures are absent.
+func Examples(t testing.TB, version mcp.ProtocolVersion) []Example {
+	t.Helper()
+	root := filepath.Join(Dir(t), string(version), "examples")
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		t.Skipf("spectest: no examples for %s: %v", version, err)
+	}
+	var out []Example
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(root, d.Name(), "*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, Example{Type: d.Name(), Name: filepath.Base(f), Path: f, Data: data})
+		}
+	}
+	return out
+}
+
+// Supported lists the versions whose schema spectest knows by name.
+var Supported = []mcp.ProtocolVersion{mcp.Version20260728, mcp.Version20251125}
+
+// schemaSet is one version's compiled schema.
+type schemaSet struct {
+	version mcp.ProtocolVersion
+	url     string
+	defs    map[string]any // the raw $defs, for lookups
+
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	compiled map[string]*jsonschema.Schema
+
+	requests      map[string]string // method -> request def (with jsonrpc)
+	notifications map[string]string // method -> notification def
+	errorsByCode  map[int64]string  // error code -> error response def
+}
+
+var (
+	setsMu sync.Mutex
+	sets   = map[mcp.ProtocolVersion]*versionOnce{}
+)
+
+type versionOnce struct {
+	once sync.Once
+	set  *schemaSet
+	err  error
+}
+
+// load returns the compiled schema of version, loading it once.
+func load(version mcp.ProtocolVersion) (*schemaSet, error) {
+	known := false
+	for _, v := range Supported {
+		known = known || v == version
+	}
+	if !known {
+		return nil, fmt.Errorf("spectest: no schema for protocol version %q (have %v)", version, Supported)
+	}
+	setsMu.Lock()
+	vo := sets[version]
+	if vo == nil {
+		vo = new(versionOnce)
+		sets[version] = vo
+	}
+	setsMu.Unlock()
+	vo.once.Do(func() { vo.set, vo.err = loadSet(version) })
+	return vo.set, vo.err
+}
+
+func loadSet(version mcp.ProtocolVersion) (*schemaSet, error) {
+	dir, err := specDir()
+	if err != nil {
+		return nil, errSkip{err}
+	}
+	path := filepath.Join(dir, string(version), "schema.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, errSkip{err}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("spectest: %s: %w", path, err)
+	}
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("spectest: %s is not an object", path)
+	}
+	defs, _ := top["$defs"].(map[string]any)
+	s := &schemaSet{
+		version:       version,
+		url:           "https://parley.invalid/spec/" + string(version) + "/schema.json",
+		defs:          defs,
+		compiler:      jsonschema.NewCompiler(),
+		compiled:      map[string]*jsonschema.Schema{},
+		requests:      map[string]string{},
+		notifications: map[string]string{},
+		errorsByCode:  map[int64]string{},
+	}
+	s.compiler.AssertFormat()
+	if err := s.compiler.AddResource(s.url, doc); err != nil {
+		return nil, fmt.Errorf("spectest: %s: %w", path, err)
+	}
+	s.index()
+	return s, nil
+}
+
+// ErrFixturesMissing is matched (with errors.Is) by the error Check and
+// CheckMessage return when the spec fixtures cannot be found; Validate and
+// ValidateMessage skip the test instead.
+var ErrFixturesMissing = errors.New("spectest: spec fixtures missing")
+
+// errSkip marks a missing-fixture error, which skips rather than fails.
+type errSkip struct{ error }
+
+func (e errSkip) Is(target error) bool { return target == ErrFixturesMissing }
+
+// index finds the request, notification and error-response definitions.
+func (s *schemaSet) index() {
+	names := make([]string, 0, len(s.defs))
+	for name := range s.defs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		def, _ := s.defs[name].(map[string]any)
+		props, _ := def["properties"].(map[string]any)
+		if props == nil {
+			continue
+		}
+		if _, ok := props["jsonrpc"]; !ok {
+			continue // embedded request shapes, params, results
+		}
+		if m, ok := props["method"].(map[string]any); ok {
+			method, ok := m["const"].(string)
+			if !ok || strings.HasPrefix(name, "Client") || strings.HasPrefix(name, "Server") {
+				continue
+			}
+			if hasRequired(def, "id") {
+				s.requests[method] = name
+			} else {
+				s.notifications[method] = name
+			}
+			continue
+		}
+		if code, ok := errorCode(props["error"]); ok {
+			s.errorsByCode[code] = name
+		}
+	}
+}
+
+func hasRequired(def map[string]any, key string) bool {
+	req, _ := def["required"].([]any)
+	for _, r := range req {
+		if r == key {
+			return true
+		}
+	}
+	return false
+}
+
+// errorCode finds the const code of an error response definition's error
+// member: {"allOf":[{"$ref":"Error"},{"properties":{"code":{"const":N}}}]}.
+func errorCode(v any) (int64, bool) {
+	e, _ := v.(map[string]any)
+	all, _ := e["allOf"].([]any)
+	for _, part := range all {
+		p, _ := part.(map[string]any)
+		props, _ := p["properties"].(map[string]any)
+		code, _ := props["code"].(map[string]any)
+		if n, ok := code["const"].(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// schema compiles (once) and returns the definition def.
+func (s *schemaSet) schema(def string) (*jsonschema.Schema, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sch, ok := s.compiled[def]; ok {
+		return sch, nil
+	}
+	if _, ok := s.defs[def]; !ok {
+		return nil, fmt.Errorf("spectest: schema %s has no definition %q", s.version, def)
+	}
+	sch, err := s.compiler.Compile(s.url + "#/$defs/" + def)
+	if err != nil {
+		return nil, fmt.Errorf("spectest: compiling %s %s: %w", s.version, def, err)
+	}
+	s.compiled[def] = sch
+	return sch, nil
+}
+
+func (s *schemaSet) has(def string) bool {
+	_, ok := s.defs[def]
+	return ok
+}
+
+// check validates data against def.
+func (s *schemaSet) check(def string, data []byte) error {
+	sch, err := s.schema(def)
+	if err != nil {
+		return err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return fmt.Errorf("%s %s: %#v", s.version, def, ve)
+		}
+		return err
+	}
+	return nil
+}
+
+// report turns a load or check error into a skip or a test error.
+func report(t testing.TB, err error, what string, data []byte) {
+	t.Helper()
+	var skip errSkip
+	if errors.As(err, &skip) {
+		t.Skipf("spectest: %v", skip.error)
+	}
+	t.Errorf("spectest: %s does not conform: %v\nmessage: %s", what, err, data)
+}
+
+// Check validates data against the definition def (such as
+// "CallToolResult") of version's schema and returns what is wrong.
+func Check(version mcp.ProtocolVersion, def string, data []byte) error {
+	s, err := load(version)
+	if err != nil {
+		return err
+	}
+	return s.check(def, data)
+}
+
+// Validate fails the test unless data conforms to the definition def of
+// version's schema. It skips the test when the fixtures are absent.
+func Validate(t testing.TB, version mcp.ProtocolVersion, def string, data []byte) {
+	t.Helper()
+	if err := Check(version, def, data); err != nil {
+		report(t, err, def, data)
+	}
+}
+
+// ValidateMessage fails the test unless data, a whole JSON-RPC message that
+// Parley emitted, conforms to version's schema. It chooses the definition
+// from the message:
+//
+//   - a request or notification by its method (tools/call ⇒
+//     CallToolRequest, notifications/progress ⇒ ProgressNotification);
+//     methods the schema does not define are checked as plain JSON-RPC
+//     requests or notifications;
+//   - an error response as JSONRPCErrorResponse, and also as the specific
+//     definition of its code when the schema has one (-32022 ⇒
+//     UnsupportedProtocolVersionError);
+//   - a result response by requestMethod, the method of the request it
+//     answers: an input_required result must answer tools/call, prompts/get
+//     or resources/read, must conform to InputRequiredResult and must carry
+//     inputRequests or requestState; any other result must conform to the
+//     method's result definition (and, where the schema has one, to its
+//     ResultResponse definition, such as CallToolResultResponse). Under
+//     2026-07-28 every result must have a resultType of complete or
+//     input_required.
+func ValidateMessage(t testing.TB, version mcp.ProtocolVersion, data []byte, requestMethod string) {
+	t.Helper()
+	if err := CheckMessage(version, data, requestMethod); err != nil {
+		report(t, err, "message", data)
+	}
+}
+
+// CheckMessage is ValidateMessage returning what is wrong instead of failing
+// a test.
+func CheckMessage(version mcp.ProtocolVersion, data []byte, requestMethod string) error {
+	s, err := load(version)
+	if err != nil {
+		return err
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code json.Number `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	switch {
+	case m.Method != nil && m.ID != nil:
+		if def, ok := s.requests[*m.Method]; ok {
+			return s.check(def, data)
+		}
+		return s.check("JSONRPCRequest", data)
+	case m.Method != nil:
+		if def, ok := s.notifications[*m.Method]; ok {
+			return s.check(def, data)
+		}
+		return s.check("JSONRPCNotification", data)
+	case m.Error != nil:
+		if err := s.check("JSONRPCErrorResponse", data); err != nil {
+			return err
+		}
+		if code, err := m.Error.Code.Int64(); err == nil {
+			if def, ok := s.errorsByCode[code]; ok {
+				return s.check(def, data)
+			}
+		}
+		return nil
+	case m.Result != nil:
+		return s.checkResult(data, m.Result, requestMethod)
+	default:
+		return errors.New("neither a request, a notification nor a response")
+	}
+}
+
+func (s *schemaSet) checkResult(data, result []byte, method string) error {
+	if method == "" {
+		return errors.New("a result response needs the method of the request it answers")
+	}
+	if err := s.check("JSONRPCResultResponse", data); err != nil {
+		return err
+	}
+	var header struct {
+		ResultType *string `json:"resultType"`
+	}
+	if err := json.Unmarshal(result, &header); err != nil {
+		return fmt.Errorf("result is not an object: %w", err)
+	}
+	modern := s.version.Era() == mcp.EraModern
+	if modern && header.ResultType != nil && *header.ResultType == string(mcp.ResultTypeInputRequired) {
+		if !mcp.AllowsInputRequired(method) {
+			return fmt.Errorf("%s must not be answered with input_required", method)
+		}
+		if err := s.check("InputRequiredResult", result); err != nil {
+			return err
+		}
+		var ir struct {
+			InputRequests json.RawMessage `json:"inputRequests"`
+			RequestState  json.RawMessage `json:"requestState"`
+		}
+		_ = json.Unmarshal(result, &ir)
+		if ir.InputRequests == nil && ir.RequestState == nil {
+			return errors.New("an InputRequiredResult must carry inputRequests or requestState")
+		}
+		return nil
+	}
+	if modern {
+		switch {
+		case header.ResultType == nil:
+			return errors.New("a 2026-07-28 result must carry resultType")
+		case *header.ResultType != string(mcp.ResultTypeComplete):
+			return fmt.Errorf("resultType %q is neither complete nor input_required", *header.ResultType)
+		}
+	}
+	reqDef, ok := s.requests[method]
+	if !ok {
+		return nil // a method the schema does not define: the envelope was checked
+	}
+	base := strings.TrimSuffix(reqDef, "Request")
+	if s.has(base + "ResultResponse") {
+		if err := s.check(base+"ResultResponse", data); err != nil {
+			return err
+		}
+	}
+	resultDef := base + "Result"
+	if !s.has(resultDef) {
+		resultDef = "EmptyResult"
+	}
+	return s.check(resultDef, result)
+}

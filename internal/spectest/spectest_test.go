@@ -1,0 +1,146 @@
+package spectest_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/mcp"
+)
+
+const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func TestDir(t *testing.T) {
+	dir := spectest.Dir(t)
+	for _, v := range spectest.Supported {
+		if _, err := os.Stat(filepath.Join(dir, string(v), "schema.json")); err != nil {
+			t.Errorf("schema of %s: %v", v, err)
+		}
+	}
+}
+
+func TestDirMissingSkips(t *testing.T) {
+	t.Setenv(spectest.EnvDir, filepath.Join(t.TempDir(), "nowhere"))
+	// Run in a subtest so that its skip does not end this test.
+	var skipped bool
+	var msg string
+	t.Run("inner", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		spectest.Dir(&recorder{T: t, msg: &msg})
+	})
+	if !skipped {
+		t.Fatal("Dir did not skip for a missing folder")
+	}
+	if !strings.Contains(msg, "nowhere") || !strings.Contains(msg, spectest.EnvDir) {
+		t.Errorf("skip message %q should name the folder and %s", msg, spectest.EnvDir)
+	}
+}
+
+// recorder captures the skip message.
+type recorder struct {
+	*testing.T
+	msg *string
+}
+
+func (r *recorder) Skipf(format string, args ...any) {
+	*r.msg = strings.TrimSpace(sprintf(format, args...))
+	r.T.Skipf(format, args...)
+}
+
+func TestValidateMessage(t *testing.T) {
+	v := mcp.Version20260728
+	valid := []struct{ name, msg, method string }{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"x","arguments":{}}}`, ""},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`, ""},
+		{"complete result", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hi"}]}}`, "tools/call"},
+		{"input required", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}`, "tools/call"},
+		{"discover", `{"jsonrpc":"2.0","id":"d","result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"public"}}`, "server/discover"},
+		{"error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, ""},
+		{"unsupported version", `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"],"requested":"1"}}}`, ""},
+	}
+	for _, c := range valid {
+		if err := spectest.CheckMessage(v, []byte(c.msg), c.method); err != nil {
+			t.Errorf("%s: valid message rejected: %v", c.name, err)
+		}
+	}
+	spectest.ValidateMessage(t, v, []byte(valid[0].msg), "")
+
+	invalid := []struct{ name, msg, method, want string }{
+		{"missing _meta", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, "", "_meta"},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"tools/list","params":{` + meta + `}}`, "", "jsonrpc"},
+		{"content null", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":null}}`, "tools/call", "content"},
+		{"no resultType", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "tools/call", "resultType"},
+		{"input required on list", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}`, "tools/list", "input_required"},
+		{"empty input required", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required"}}`, "tools/call", "inputRequests or requestState"},
+		{"missing ttl", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`, "tools/list", "ttlMs"},
+		{"bad error data", `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no"}}`, "", "data"},
+		{"no method for result", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`, "", "method"},
+	}
+	for _, c := range invalid {
+		err := spectest.CheckMessage(v, []byte(c.msg), c.method)
+		if err == nil {
+			t.Errorf("%s: invalid message accepted", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q does not mention %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestValidateLegacy(t *testing.T) {
+	v := mcp.Version20251125
+	ok := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	if err := spectest.CheckMessage(v, []byte(ok), ""); err != nil {
+		t.Errorf("legacy initialize rejected: %v", err)
+	}
+	res := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	if err := spectest.CheckMessage(v, []byte(res), "ping"); err != nil {
+		t.Errorf("legacy ping result rejected: %v", err)
+	}
+	bad := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`
+	if err := spectest.CheckMessage(v, []byte(bad), ""); err == nil {
+		t.Error("legacy initialize without protocolVersion accepted")
+	}
+	spectest.Validate(t, v, "Implementation", []byte(`{"name":"n","version":"1"}`))
+}
+
+func TestValidate(t *testing.T) {
+	spectest.Validate(t, mcp.Version20260728, "TextContent", []byte(`{"type":"text","text":"hi"}`))
+	if err := spectest.Check(mcp.Version20260728, "TextContent", []byte(`{"type":"text"}`)); err == nil {
+		t.Error("TextContent without text accepted")
+	}
+	if err := spectest.Check(mcp.Version20260728, "NoSuchDef", []byte(`{}`)); err == nil {
+		t.Error("unknown definition accepted")
+	}
+	if err := spectest.Check("1999-01-01", "TextContent", []byte(`{}`)); err == nil {
+		t.Error("unknown version accepted")
+	}
+}
+
+func TestExamples(t *testing.T) {
+	ex := spectest.Examples(t, mcp.Version20260728)
+	if len(ex) < 100 {
+		t.Fatalf("found %d examples, want the full set", len(ex))
+	}
+	for _, e := range ex {
+		if e.Type == "" || len(e.Data) == 0 {
+			t.Errorf("bad example %+v", e)
+		}
+	}
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+func TestCheckWithoutFixtures(t *testing.T) {
+	// The schema of a version already loaded stays cached, so probe the
+	// resolution itself: Dir skips, and a missing folder is reported.
+	t.Setenv(spectest.EnvDir, filepath.Join(t.TempDir(), "nowhere"))
+	ok := t.Run("dir", func(t *testing.T) { spectest.Dir(t) })
+	if !ok {
+		t.Error("Dir failed instead of skipping")
+	}
+}

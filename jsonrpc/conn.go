@@ -1,0 +1,576 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parley-mcp/parley/transport"
+)
+
+// CancelMethod is the notification that cancels a request in flight. Its
+// params are {"requestId": <id>, "reason"?: <string>}. It is MCP's
+// cancellation convention; Conn sends it when a Call's context ends and obeys
+// it for requests it is serving.
+const CancelMethod = "notifications/cancelled"
+
+// Handler serves the requests and notifications a Conn receives.
+type Handler interface {
+	// Handle serves one request or notification (req.IsNotification()).
+	//
+	// For a request, the returned value is the result: it is sent as JSON
+	// (a json.RawMessage is sent as it is, after checking that it is valid
+	// JSON; a nil result is sent as {}). A returned error is sent as an
+	// error response: an *Error (found with errors.As) as it is, anything
+	// else as an internal error carrying err.Error() as its message. A
+	// panic is recovered and answered with an internal error. If the
+	// result cannot be encoded, the peer gets an internal error. Requests are served concurrently, each on
+	// its own goroutine, with a context that ends when the peer cancels the
+	// request or the connection closes; once the peer has cancelled, no
+	// response is sent.
+	//
+	// Notifications are served one at a time, in the order they arrived, on
+	// the connection's read goroutine: handle them quickly and do not block.
+	// Their result is ignored.
+	Handle(ctx context.Context, req *Request) (any, error)
+}
+
+// HandlerFunc adapts a function to a Handler.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// ConnOptions configures a Conn. A nil *ConnOptions means defaults.
+type ConnOptions struct {
+	// Handler serves incoming requests and notifications. When nil, every
+	// request is answered with method-not-found and notifications are
+	// dropped.
+	Handler Handler
+	// Logger receives what the connection cannot report to anyone else
+	// (undecodable responses, write failures). Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrConnClosed is returned by calls that cannot complete because the
+// connection closed.
+var ErrConnClosed = errors.New("jsonrpc: connection closed")
+
+// Conn is a JSON-RPC 2.0 connection over a transport.Conn. It multiplexes
+// any number of concurrent outgoing calls and incoming requests, matches
+// responses to calls by id, and propagates cancellation both ways.
+//
+// A Conn starts reading as soon as it is made. It is safe for concurrent use.
+type Conn struct {
+	t       transport.Conn
+	handler Handler
+	log     *slog.Logger
+
+	ctx    context.Context // ends when the connection closes
+	cancel context.CancelFunc
+
+	nextID atomic.Int64
+
+	mu       sync.Mutex
+	pending  map[ID]chan *Response     // our calls awaiting a response
+	freeChs  []chan *Response          // empty response channels to reuse
+	inflight map[ID]context.CancelFunc // peer requests being served
+	closeErr error                     // why the read loop ended
+
+	handlers sync.WaitGroup // request goroutines
+	done     chan struct{}  // closed when the read loop and handlers are done
+	closing  sync.Once
+}
+
+// NewConn starts a connection over t.
+func NewConn(t transport.Conn, opts *ConnOptions) *Conn {
+	if opts == nil {
+		opts = &ConnOptions{}
+	}
+	c := &Conn{
+		t:        t,
+		handler:  opts.Handler,
+		log:      opts.Logger,
+		pending:  make(map[ID]chan *Response),
+		inflight: make(map[ID]context.CancelFunc),
+		done:     make(chan struct{}),
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	go c.readLoop()
+	return c
+}
+
+// Close closes the connection: pending calls fail with ErrConnClosed, the
+// contexts of requests being served end, and the transport is closed. Close
+// waits for the read loop and every request handler to return, so it must not
+// be called from a Handler (call it from another goroutine instead). Only the
+// first call reports the transport's Close error.
+func (c *Conn) Close() error {
+	var err error
+	c.closing.Do(func() {
+		c.cancel()
+		err = c.t.Close()
+	})
+	<-c.done
+	return err
+}
+
+// Done is closed when the connection has ended: the peer closed it or Close
+// was called, and every request handler has returned.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended: nil while it runs, io.EOF when the
+// peer closed it cleanly, ErrConnClosed when Close was called, or the
+// transport's read error.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
+}
+
+// Call sends a request and waits for its response. params is marshalled as
+// JSON and must encode as an object or an array (a json.RawMessage is sent
+// as it is; nil omits params). When result is not nil, the response's result
+// is decoded into it (a *json.RawMessage receives the raw bytes). An error
+// response is returned as an *Error.
+//
+// If ctx ends first, Call sends a cancellation notification for the request
+// (in the background) and returns ctx.Err(); a deadline on ctx thus acts as a
+// timeout for the request. If the connection ends first, Call returns
+// ErrConnClosed.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	resp, err := c.CallRaw(ctx, method, raw)
+	if err != nil {
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	if rm, ok := result.(*json.RawMessage); ok {
+		*rm = resp
+		return nil
+	}
+	if err := json.Unmarshal(resp, result); err != nil {
+		return fmt.Errorf("jsonrpc: decoding result of %s: %w", method, err)
+	}
+	return nil
+}
+
+// CallRaw is Call with params and result as raw JSON.
+func (c *Conn) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.callRaw(ctx, ID{}, method, params)
+}
+
+// CallRawID is CallRaw with a request id chosen by the caller, for protocols
+// in which the request id names something beyond the call (an MCP
+// subscriptions/listen stream, say). id must be valid and not in use by
+// another call in flight on this Conn, or CallRawID fails with ErrIDInUse.
+// The ids the Conn picks itself are numbers, and it skips any in use, so a
+// string id never collides with them.
+func (c *Conn) CallRawID(ctx context.Context, id ID, method string, params json.RawMessage) (json.RawMessage, error) {
+	if !id.IsValid() {
+		return nil, errors.New("jsonrpc: CallRawID needs a valid id")
+	}
+	return c.callRaw(ctx, id, method, params)
+}
+
+// ErrIDInUse is returned by CallRawID for an id already used by a call in
+// flight.
+var ErrIDInUse = errors.New("jsonrpc: request id already in use by a call in flight")
+
+// callRaw makes a call with the given id, or with the next free id of the
+// Conn's own when id is zero.
+func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	chosen := id.IsValid()
+	var (
+		msg []byte
+		ch  chan *Response
+	)
+	for ch == nil {
+		if !chosen {
+			id = Int64ID(c.nextID.Add(1))
+		}
+		var err error
+		msg, err = appendRequest(make([]byte, 0, 48+len(id.raw)+len(method)+len(params)), id, method, params)
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc: encoding %s request: %w", method, err)
+		}
+		c.mu.Lock()
+		if c.closeErr != nil {
+			c.mu.Unlock()
+			return nil, ErrConnClosed
+		}
+		if _, dup := c.pending[id]; dup {
+			c.mu.Unlock()
+			if chosen {
+				return nil, fmt.Errorf("%w: %s", ErrIDInUse, id.Raw())
+			}
+			continue // a caller chose this number: take the next one
+		}
+		if n := len(c.freeChs); n > 0 {
+			ch = c.freeChs[n-1]
+			c.freeChs = c.freeChs[:n-1]
+		} else {
+			ch = make(chan *Response, 1)
+		}
+		c.pending[id] = ch
+		c.mu.Unlock()
+	}
+
+	if err := c.t.Write(ctx, msg); err != nil {
+		c.forget(id, ch)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case c.ctx.Err() != nil:
+			return nil, ErrConnClosed
+		}
+		return nil, fmt.Errorf("jsonrpc: sending %s: %w", method, err)
+	}
+
+	var resp *Response
+	select {
+	case resp = <-ch:
+	case <-ctx.Done():
+		if c.forget(id, ch) {
+			c.sendCancel(id, context.Cause(ctx))
+		}
+		return nil, ctx.Err()
+	}
+	c.recycle(ch)
+	switch {
+	case resp == nil:
+		return nil, ErrConnClosed
+	case resp.Error != nil:
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
+
+// forget abandons the pending call id, whose response channel is ch,
+// reporting whether it was still pending. If it was not, deliver or shutdown
+// has taken ch and is about to send on it.
+func (c *Conn) forget(id ID, ch chan *Response) bool {
+	c.mu.Lock()
+	_, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+		c.putChanLocked(ch)
+	}
+	c.mu.Unlock()
+	return ok
+}
+
+// recycle keeps ch, which has delivered its one value, for another call.
+func (c *Conn) recycle(ch chan *Response) {
+	c.mu.Lock()
+	c.putChanLocked(ch)
+	c.mu.Unlock()
+}
+
+// maxFreeChs bounds the response channels a Conn keeps for reuse.
+const maxFreeChs = 32
+
+// putChanLocked keeps ch for reuse. ch must be empty and unreachable from
+// pending, so that nothing can send on it until it is handed out again.
+// Channels are reused per Conn, never across Conns: a channel belongs to the
+// synctest bubble (if any) that made it.
+func (c *Conn) putChanLocked(ch chan *Response) {
+	if len(c.freeChs) < maxFreeChs {
+		c.freeChs = append(c.freeChs, ch)
+	}
+}
+
+// sendCancel tells the peer to stop serving id. It is best effort (the
+// caller has already given up on the response) and runs in the background,
+// so that a congested transport cannot delay the caller; it gives up when the
+// connection closes.
+func (c *Conn) sendCancel(id ID, cause error) {
+	reason := ""
+	if cause != nil {
+		reason = cause.Error()
+	}
+	params, _ := json.Marshal(struct {
+		RequestID ID     `json:"requestId"`
+		Reason    string `json:"reason,omitempty"`
+	}{id, reason})
+	go func() {
+		if err := c.Notify(c.ctx, CancelMethod, json.RawMessage(params)); err != nil && c.ctx.Err() == nil {
+			c.log.Debug("jsonrpc: sending cancellation failed", "id", id.String(), "err", err)
+		}
+	}()
+}
+
+// Notify sends a notification. params is encoded as for Call. It returns
+// ErrConnClosed once the connection has ended.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	msg, err := appendRequest(make([]byte, 0, 48+len(method)+len(raw)), ID{}, method, raw)
+	if err != nil {
+		return fmt.Errorf("jsonrpc: encoding %s notification: %w", method, err)
+	}
+	if c.closed() {
+		return ErrConnClosed
+	}
+	if err := c.t.Write(ctx, msg); err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case c.ctx.Err() != nil:
+			return ErrConnClosed
+		}
+		return fmt.Errorf("jsonrpc: sending %s: %w", method, err)
+	}
+	return nil
+}
+
+// closed reports whether the connection has ended or is closing.
+func (c *Conn) closed() bool {
+	if c.ctx.Err() != nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr != nil
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	default:
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc: encoding params: %w", err)
+		}
+		return b, nil
+	}
+}
+
+func (c *Conn) readLoop() {
+	var err error
+	for {
+		var data []byte
+		data, err = c.t.Read(c.ctx)
+		if err != nil {
+			if errors.Is(err, transport.ErrMessageTooLarge) && c.ctx.Err() == nil {
+				// Not fatal: the transport dropped the message. Its id is
+				// unknown, so the error names none.
+				c.reply(ID{}, nil, invalidRequest(err.Error()))
+				continue
+			}
+			break
+		}
+		c.dispatch(data)
+	}
+	if c.ctx.Err() != nil {
+		err = ErrConnClosed // Close was called: whatever Read said, that is why
+	}
+	c.shutdown(err)
+}
+
+// dispatch handles one incoming message. data is ours (transport.Conn.Read
+// hands over the slice), so decoded messages may alias it.
+func (c *Conn) dispatch(data []byte) {
+	msg, id, responseShaped, rpcErr := decodeMessage(data, false)
+	if rpcErr != nil {
+		if responseShaped {
+			// Never answer a response, even a broken one: that could
+			// start an error ping-pong between two peers.
+			c.log.Warn("jsonrpc: dropping invalid response", "id", id.String(), "err", rpcErr)
+			return
+		}
+		c.reply(id, nil, rpcErr)
+		return
+	}
+	switch m := msg.(type) {
+	case *Response:
+		c.deliver(m)
+	case *Request:
+		if m.IsNotification() {
+			c.handleNotification(m)
+		} else {
+			c.startRequest(m)
+		}
+	}
+}
+
+func (c *Conn) shutdown(err error) {
+	c.mu.Lock()
+	c.closeErr = err
+	pending := c.pending
+	c.pending = nil // CallRaw sees closeErr and no longer adds to it
+	c.mu.Unlock()
+	for _, ch := range pending {
+		ch <- nil
+	}
+	// Let requests already being served finish and write their responses;
+	// Close cancels them.
+	c.handlers.Wait()
+	c.closing.Do(func() {
+		c.cancel()
+		c.t.Close()
+	})
+	close(c.done)
+}
+
+func (c *Conn) deliver(resp *Response) {
+	c.mu.Lock()
+	ch, ok := c.pending[resp.ID]
+	if ok {
+		delete(c.pending, resp.ID)
+	}
+	c.mu.Unlock()
+	switch {
+	case ok:
+		ch <- resp // buffered, and we are its only sender: never blocks
+	case resp.Error != nil && !resp.ID.IsValid():
+		// The peer could not tell which request failed (say, it could not
+		// parse it): no call can be failed, but someone should know.
+		c.log.Warn("jsonrpc: peer reported an error without an id", "code", resp.Error.Code, "message", resp.Error.Message)
+	default:
+		c.log.Debug("jsonrpc: response for unknown or abandoned request", "id", resp.ID.String())
+	}
+}
+
+func (c *Conn) handleNotification(req *Request) {
+	if req.Method == CancelMethod {
+		var p struct {
+			RequestID ID `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.RequestID.IsValid() {
+			c.mu.Lock()
+			cancel, ok := c.inflight[p.RequestID]
+			if ok {
+				// The entry stays, marked by a nil func, until the handler
+				// returns, so the response is suppressed.
+				c.inflight[p.RequestID] = nil
+			}
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+		// Also let the handler see it (a server may log it).
+	}
+	if c.handler == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("jsonrpc: notification handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	c.handler.Handle(c.ctx, req)
+}
+
+func (c *Conn) startRequest(req *Request) {
+	c.mu.Lock()
+	if _, dup := c.inflight[req.ID]; dup {
+		c.mu.Unlock()
+		c.reply(req.ID, nil, invalidRequest("id "+req.ID.Raw()+" is already in use by a request in flight"))
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.inflight[req.ID] = cancel
+	c.handlers.Add(1)
+	c.mu.Unlock()
+	go c.serve(ctx, cancel, req)
+}
+
+func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, req *Request) {
+	defer c.handlers.Done()
+	result, err := c.call(ctx, req)
+	c.mu.Lock()
+	live := c.inflight[req.ID] != nil
+	delete(c.inflight, req.ID)
+	c.mu.Unlock()
+	cancel()
+	if !live {
+		return // the peer cancelled it: send nothing more for this id
+	}
+	if err != nil {
+		var rpcErr *Error
+		switch {
+		case !errors.As(err, &rpcErr):
+			rpcErr = &Error{Code: CodeInternalError, Message: err.Error()}
+		case rpcErr == nil: // a nil *Error returned as a non-nil error
+			rpcErr = &Error{Code: CodeInternalError, Message: "Internal error"}
+		}
+		c.reply(req.ID, nil, rpcErr)
+		return
+	}
+	c.reply(req.ID, result, nil)
+}
+
+// call runs the handler, turning a panic into an internal error.
+func (c *Conn) call(ctx context.Context, req *Request) (result any, err error) {
+	if c.handler == nil {
+		return nil, &Error{Code: CodeMethodNotFound, Message: "Method not found: " + req.Method}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, &Error{Code: CodeInternalError, Message: "Internal error"}
+		}
+	}()
+	return c.handler.Handle(ctx, req)
+}
+
+// reply sends a response: an error response when rpcErr is not nil, else
+// result as JSON.
+func (c *Conn) reply(id ID, result any, rpcErr *Error) {
+	var raw []byte
+	if rpcErr == nil {
+		var err error
+		if raw, err = marshalResult(result); err != nil {
+			rpcErr = &Error{Code: CodeInternalError, Message: "Internal error: encoding result: " + err.Error()}
+		}
+	}
+	size := 48 + len(id.raw) + len(raw)
+	if rpcErr != nil {
+		size += 32 + len(rpcErr.Message) + len(rpcErr.Data)
+	}
+	msg, err := appendResponse(make([]byte, 0, size), id, raw, rpcErr)
+	if err != nil {
+		// The handler's json.RawMessage result or error data was not JSON.
+		// The peer still gets an answer.
+		msg, _ = appendResponse(msg[:0], id, nil, &Error{Code: CodeInternalError, Message: "Internal error: encoding response: " + err.Error()})
+	}
+	err = c.t.Write(c.ctx, msg)
+	if err != nil && c.ctx.Err() == nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
+		c.log.Warn("jsonrpc: writing response failed", "id", id.String(), "err", err)
+	}
+}
+
+func marshalResult(result any) ([]byte, error) {
+	switch r := result.(type) {
+	case nil:
+		return []byte("{}"), nil
+	case json.RawMessage:
+		return r, nil
+	default:
+		return json.Marshal(r)
+	}
+}

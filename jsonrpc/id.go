@@ -1,0 +1,97 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// ID is a JSON-RPC request id: a string or a number.
+//
+// An ID keeps the exact JSON text it was decoded from, so a response echoes
+// the id byte for byte as the peer sent it (1, 1.0 and "1" are three different
+// ids). IDs are comparable and can be used as map keys. The zero ID is "no id"
+// and marks a notification.
+type ID struct {
+	raw string // JSON text of the id: a quoted string or a number literal
+}
+
+// StringID returns an ID holding the string s.
+func StringID(s string) ID {
+	b, _ := json.Marshal(s) // marshalling a string cannot fail
+	return ID{raw: string(b)}
+}
+
+// Int64ID returns an ID holding the integer n.
+func Int64ID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+
+// IsValid reports whether id holds a value (the zero ID does not).
+func (id ID) IsValid() bool { return id.raw != "" }
+
+// IsString reports whether id is a JSON string.
+func (id ID) IsString() bool { return len(id.raw) > 0 && id.raw[0] == '"' }
+
+// Raw returns the id's JSON text exactly as received or built.
+func (id ID) Raw() string { return id.raw }
+
+// String returns the id for humans: the unquoted string, or the number's text.
+func (id ID) String() string {
+	if id.IsString() {
+		var s string
+		if json.Unmarshal([]byte(id.raw), &s) == nil {
+			return s
+		}
+	}
+	return id.raw
+}
+
+// Value returns the id as a Go value: a string, or a json.Number. It returns
+// nil for the zero ID.
+func (id ID) Value() any {
+	switch {
+	case !id.IsValid():
+		return nil
+	case id.IsString():
+		return id.String()
+	default:
+		return json.Number(id.raw)
+	}
+}
+
+// MarshalJSON writes the id's JSON text; the zero ID is written as null.
+func (id ID) MarshalJSON() ([]byte, error) {
+	if id.raw == "" {
+		return []byte("null"), nil
+	}
+	return []byte(id.raw), nil
+}
+
+// errBadID is returned for ids that are neither a string nor a number.
+var errBadID = errors.New("jsonrpc: id must be a string or a number")
+
+// UnmarshalJSON accepts a JSON string or number; null decodes to the zero ID.
+func (id *ID) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return errBadID
+	}
+	switch c := data[0]; {
+	case c == 'n' && string(data) == "null":
+		*id = ID{}
+		return nil
+	case c == '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return errBadID
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		if !json.Valid(data) {
+			return errBadID
+		}
+	default:
+		return errBadID
+	}
+	id.raw = string(data)
+	return nil
+}

@@ -1,0 +1,145 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// JSONValue is any JSON value, as encoding/json decodes it into any.
+type JSONValue = any
+
+// JSONObject is a JSON object, as encoding/json decodes it.
+type JSONObject = map[string]any
+
+// JSONArray is a JSON array, as encoding/json decodes it.
+type JSONArray = []any
+
+// Cursor is an opaque pagination position: a server returns it as
+// nextCursor and a client sends it back as cursor, unchanged.
+type Cursor = string
+
+// Role is the sender or recipient of a message in a conversation.
+type Role string
+
+// The two roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Valid reports whether r is one of the two roles.
+func (r Role) Valid() bool { return r == RoleUser || r == RoleAssistant }
+
+// Annotations are optional hints for a client about how to use or display
+// an object.
+type Annotations struct {
+	// Audience says who the object is meant for.
+	Audience []Role `json:"audience,omitempty"`
+	// Priority is the importance from 0 (least) to 1 (most); nil means
+	// unspecified.
+	Priority *float64 `json:"priority,omitempty"`
+	// LastModified is an ISO 8601 timestamp, such as "2025-01-12T15:00:58Z".
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+// IconTheme says which UI theme an icon is made for.
+type IconTheme string
+
+// The icon themes.
+const (
+	IconThemeLight IconTheme = "light"
+	IconThemeDark  IconTheme = "dark"
+)
+
+// Icon is an image a client may show for an implementation, tool, prompt or
+// resource.
+type Icon struct {
+	// Src is an http(s) or data: URI of the image.
+	Src string `json:"src"`
+	// MIMEType overrides the type inferred from Src.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Sizes lists sizes such as "48x48" or "any".
+	Sizes []string `json:"sizes,omitempty"`
+	// Theme says which theme the icon suits.
+	Theme IconTheme `json:"theme,omitempty"`
+}
+
+// Icons is the schema's mixin for objects that carry icons. Parley's types
+// have an Icons field directly; this type exists for completeness.
+type Icons struct {
+	// Icons are the icons.
+	Icons []Icon `json:"icons,omitempty"`
+}
+
+// BaseMetadata is the schema's mixin for named objects (name and display
+// title). Parley's types have the fields directly; this type exists for
+// completeness.
+type BaseMetadata struct {
+	// Name is the programmatic identifier.
+	Name string `json:"name"`
+	// Title is a human-readable display name.
+	Title string `json:"title,omitempty"`
+}
+
+// Implementation identifies a client or server program. It is sent as
+// clientInfo on requests and serverInfo on results.
+type Implementation struct {
+	// Name is the program's identifier.
+	Name string `json:"name"`
+	// Title is a human-readable display name.
+	Title string `json:"title,omitempty"`
+	// Version is the program's version.
+	Version string `json:"version"`
+	// Description says what the program does.
+	Description string `json:"description,omitempty"`
+	// WebsiteURL points to the program's home page.
+	WebsiteURL string `json:"websiteUrl,omitempty"`
+	// Icons may be shown next to the program's name.
+	Icons []Icon `json:"icons,omitempty"`
+}
+
+// UnmarshalJSON decodes an Implementation in one pass; it runs on every
+// request that carries clientInfo. Unknown members are ignored. The string
+// fields share one copy of the (small) object's text.
+func (m *Implementation) UnmarshalJSON(data []byte) error {
+	*m = Implementation{}
+	if isNullJSON(data) {
+		return nil
+	}
+	var owned string
+	str := func(it *objectIter) (string, error) {
+		v := it.val
+		if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+			if owned == "" {
+				owned = string(data)
+			}
+			end := it.pos - 1
+			return owned[end-len(v)+2 : end], nil
+		}
+		return decodeString(v)
+	}
+	it := newObjectIter(data)
+	for it.next() {
+		var err error
+		switch string(it.key) {
+		case "name":
+			m.Name, err = str(&it)
+		case "title":
+			m.Title, err = str(&it)
+		case "version":
+			m.Version, err = str(&it)
+		case "description":
+			m.Description, err = str(&it)
+		case "websiteUrl":
+			m.WebsiteURL, err = str(&it)
+		case "icons":
+			err = json.Unmarshal(it.val, &m.Icons)
+		}
+		if err != nil {
+			return fmt.Errorf("mcp: implementation %q: %w", it.key, err)
+		}
+	}
+	return it.err
+}

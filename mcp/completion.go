@@ -1,0 +1,164 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// CompleteRequestParams are the params of completion/complete: suggest
+// values for one argument of a prompt or resource template.
+type CompleteRequestParams struct {
+	// Meta is the request's _meta: protocol version, client capabilities
+	// and the rest. A 2026-07-28 request must carry it; legacy requests may
+	// omit it (nil).
+	Meta *RequestMetaObject `json:"_meta,omitempty"`
+	// Ref names the prompt or resource template: *PromptReference or
+	// *ResourceTemplateReference.
+	Ref CompleteReference `json:"ref"`
+	// Argument is the argument being completed and its partial value.
+	Argument CompleteArgument `json:"argument"`
+	// Context holds arguments already resolved, if any.
+	Context *CompleteContext `json:"context,omitempty"`
+}
+
+// RequestMeta returns the params' _meta, allocating it if needed.
+func (p *CompleteRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
+
+// UnmarshalJSON decodes the params, choosing the reference's type.
+func (p *CompleteRequestParams) UnmarshalJSON(data []byte) error {
+	type plain CompleteRequestParams
+	*p = CompleteRequestParams{}
+	w := struct {
+		*plain
+		Ref json.RawMessage `json:"ref"`
+	}{plain: (*plain)(p)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if len(w.Ref) == 0 || isNullJSON(w.Ref) {
+		return nil
+	}
+	ref, err := DecodeCompleteReference(w.Ref)
+	p.Ref = ref
+	return err
+}
+
+// CompleteArgument is the argument being completed.
+type CompleteArgument struct {
+	// Name is the argument's name.
+	Name string `json:"name"`
+	// Value is what the user has typed so far.
+	Value string `json:"value"`
+}
+
+// CompleteContext carries arguments already resolved.
+type CompleteContext struct {
+	// Arguments maps argument names to their values.
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// CompleteReference names what is being completed: *PromptReference or
+// *ResourceTemplateReference. The interface is sealed.
+type CompleteReference interface {
+	isCompleteReference()
+}
+
+// PromptReference names a prompt. It writes its own "type":"ref/prompt".
+type PromptReference struct {
+	// Name is the prompt's name.
+	Name string `json:"name"`
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+}
+
+// ResourceTemplateReference names a resource template. It writes its own
+// "type":"ref/resource".
+type ResourceTemplateReference struct {
+	// URI is the template, such as "file:///{path}".
+	URI string `json:"uri"`
+}
+
+func (*PromptReference) isCompleteReference()           {}
+func (*ResourceTemplateReference) isCompleteReference() {}
+
+// ErrUnknownReference is matched by the error for a completion reference
+// whose "type" is neither ref/prompt nor ref/resource.
+var ErrUnknownReference = errors.New("mcp: unknown completion reference type")
+
+// MarshalJSON writes the reference with "type":"ref/prompt".
+func (r PromptReference) MarshalJSON() ([]byte, error) {
+	type plain PromptReference
+	b, err := json.Marshal(plain(r))
+	return prependMember(`"type":"ref/prompt"`, b, err)
+}
+
+// UnmarshalJSON decodes the reference, rejecting any other "type".
+func (r *PromptReference) UnmarshalJSON(data []byte) error {
+	type plain PromptReference
+	*r = PromptReference{}
+	return unmarshalTagged(data, "ref/prompt", (*plain)(r), ErrUnknownReference)
+}
+
+// MarshalJSON writes the reference with "type":"ref/resource".
+func (r ResourceTemplateReference) MarshalJSON() ([]byte, error) {
+	type plain ResourceTemplateReference
+	b, err := json.Marshal(plain(r))
+	return prependMember(`"type":"ref/resource"`, b, err)
+}
+
+// UnmarshalJSON decodes the reference, rejecting any other "type".
+func (r *ResourceTemplateReference) UnmarshalJSON(data []byte) error {
+	type plain ResourceTemplateReference
+	*r = ResourceTemplateReference{}
+	return unmarshalTagged(data, "ref/resource", (*plain)(r), ErrUnknownReference)
+}
+
+// DecodeCompleteReference decodes a completion reference by its "type".
+func DecodeCompleteReference(data []byte) (CompleteReference, error) {
+	typ, _, err := peekString(data, "type")
+	if err != nil {
+		return nil, err
+	}
+	var r CompleteReference
+	switch typ {
+	case "ref/prompt":
+		r = new(PromptReference)
+	case "ref/resource":
+		r = new(ResourceTemplateReference)
+	default:
+		return nil, fmt.Errorf("mcp: reference type %q: %w", typ, ErrUnknownReference)
+	}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// CompleteResult answers completion/complete.
+type CompleteResult struct {
+	Result
+	// Completion holds the suggestions.
+	Completion Completion `json:"completion"`
+}
+
+// Completion holds completion suggestions.
+type Completion struct {
+	// Values are the suggestions, at most 100. A nil Values is written as [].
+	Values []string `json:"values"`
+	// Total is the number of suggestions available, when known (0 is not
+	// sent).
+	Total int `json:"total,omitempty"`
+	// HasMore is set when there are more suggestions than Values holds.
+	// False is not sent.
+	HasMore bool `json:"hasMore,omitempty"`
+}
+
+// MarshalJSON writes a nil Values as [].
+func (c Completion) MarshalJSON() ([]byte, error) {
+	type plain Completion
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	return json.Marshal(plain(c))
+}

@@ -1,0 +1,295 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ContentBlock is one piece of content in a tool result or prompt message:
+// *TextContent, *ImageContent, *AudioContent, *ResourceLink or
+// *EmbeddedResource. The interface is sealed; the types write their own
+// "type" member, so a literal such as &TextContent{Text: "hi"} is complete.
+// Decode one with [DecodeContentBlock].
+type ContentBlock interface {
+	isContentBlock()
+}
+
+// ErrUnknownContentType is matched by the error for a content block whose
+// "type" is missing or not one the union allows.
+var ErrUnknownContentType = errors.New("mcp: unknown content type")
+
+// TextContent is text.
+type TextContent struct {
+	// Text is the text.
+	Text string `json:"text"`
+	// Annotations are optional display hints.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Meta is the block's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// ImageContent is an image.
+type ImageContent struct {
+	// Data is the image; it travels base64-encoded.
+	Data []byte `json:"data"`
+	// MIMEType is the image's type, such as "image/png".
+	MIMEType string `json:"mimeType"`
+	// Annotations are optional display hints.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Meta is the block's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// AudioContent is a sound.
+type AudioContent struct {
+	// Data is the audio; it travels base64-encoded.
+	Data []byte `json:"data"`
+	// MIMEType is the audio's type, such as "audio/wav".
+	MIMEType string `json:"mimeType"`
+	// Annotations are optional display hints.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Meta is the block's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// ResourceLink points to a resource the client may read; unlike
+// [EmbeddedResource] it does not carry the contents.
+type ResourceLink struct {
+	// URI identifies the resource.
+	URI string `json:"uri"`
+	// Name is the resource's programmatic name.
+	Name string `json:"name"`
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// Description says what the resource is.
+	Description string `json:"description,omitempty"`
+	// MIMEType is the resource's type, if known.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Size is the raw size in bytes, if known (0 is not sent).
+	Size int64 `json:"size,omitempty"`
+	// Annotations are optional display hints.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Icons may be shown with the link.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the block's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// EmbeddedResource carries a resource's contents inline.
+type EmbeddedResource struct {
+	// Resource is the contents: *TextResourceContents or
+	// *BlobResourceContents.
+	Resource ResourceContents `json:"resource"`
+	// Annotations are optional display hints.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Meta is the block's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+func (*TextContent) isContentBlock()      {}
+func (*ImageContent) isContentBlock()     {}
+func (*AudioContent) isContentBlock()     {}
+func (*ResourceLink) isContentBlock()     {}
+func (*EmbeddedResource) isContentBlock() {}
+
+// NewTextContent returns a text block.
+func NewTextContent(text string) *TextContent { return &TextContent{Text: text} }
+
+// NewImageContent returns an image block.
+func NewImageContent(data []byte, mimeType string) *ImageContent {
+	return &ImageContent{Data: data, MIMEType: mimeType}
+}
+
+// NewAudioContent returns an audio block.
+func NewAudioContent(data []byte, mimeType string) *AudioContent {
+	return &AudioContent{Data: data, MIMEType: mimeType}
+}
+
+// NewEmbeddedResource returns a block embedding contents.
+func NewEmbeddedResource(contents ResourceContents) *EmbeddedResource {
+	return &EmbeddedResource{Resource: contents}
+}
+
+// The discriminator members the variants write.
+const (
+	typeText         = `"type":"text"`
+	typeImage        = `"type":"image"`
+	typeAudio        = `"type":"audio"`
+	typeResourceLink = `"type":"resource_link"`
+	typeResource     = `"type":"resource"`
+	typeToolUse      = `"type":"tool_use"`
+	typeToolResult   = `"type":"tool_result"`
+)
+
+// MarshalJSON writes the block with "type":"text".
+func (c TextContent) MarshalJSON() ([]byte, error) {
+	type plain TextContent
+	b, err := json.Marshal(plain(c))
+	return prependMember(typeText, b, err)
+}
+
+// UnmarshalJSON decodes a text block, rejecting any other "type".
+func (c *TextContent) UnmarshalJSON(data []byte) error {
+	type plain TextContent
+	*c = TextContent{}
+	return unmarshalTagged(data, "text", (*plain)(c), ErrUnknownContentType)
+}
+
+// MarshalJSON writes the block with "type":"image".
+func (c ImageContent) MarshalJSON() ([]byte, error) {
+	type plain ImageContent
+	b, err := json.Marshal(plain(c))
+	return prependMember(typeImage, b, err)
+}
+
+// UnmarshalJSON decodes an image block, rejecting any other "type".
+func (c *ImageContent) UnmarshalJSON(data []byte) error {
+	type plain ImageContent
+	*c = ImageContent{}
+	return unmarshalTagged(data, "image", (*plain)(c), ErrUnknownContentType)
+}
+
+// MarshalJSON writes the block with "type":"audio".
+func (c AudioContent) MarshalJSON() ([]byte, error) {
+	type plain AudioContent
+	b, err := json.Marshal(plain(c))
+	return prependMember(typeAudio, b, err)
+}
+
+// UnmarshalJSON decodes an audio block, rejecting any other "type".
+func (c *AudioContent) UnmarshalJSON(data []byte) error {
+	type plain AudioContent
+	*c = AudioContent{}
+	return unmarshalTagged(data, "audio", (*plain)(c), ErrUnknownContentType)
+}
+
+// MarshalJSON writes the block with "type":"resource_link".
+func (c ResourceLink) MarshalJSON() ([]byte, error) {
+	type plain ResourceLink
+	b, err := json.Marshal(plain(c))
+	return prependMember(typeResourceLink, b, err)
+}
+
+// UnmarshalJSON decodes a resource link, rejecting any other "type".
+func (c *ResourceLink) UnmarshalJSON(data []byte) error {
+	type plain ResourceLink
+	*c = ResourceLink{}
+	return unmarshalTagged(data, "resource_link", (*plain)(c), ErrUnknownContentType)
+}
+
+// MarshalJSON writes the block with "type":"resource".
+func (c EmbeddedResource) MarshalJSON() ([]byte, error) {
+	type plain EmbeddedResource
+	if c.Resource == nil {
+		return nil, errors.New("mcp: EmbeddedResource without Resource")
+	}
+	b, err := json.Marshal(plain(c))
+	return prependMember(typeResource, b, err)
+}
+
+// UnmarshalJSON decodes an embedded resource, rejecting any other "type".
+func (c *EmbeddedResource) UnmarshalJSON(data []byte) error {
+	type plain EmbeddedResource
+	*c = EmbeddedResource{}
+	w := struct {
+		*plain
+		Resource resourceContentsValue `json:"resource"`
+	}{plain: (*plain)(c)}
+	if err := unmarshalTagged(data, "resource", &w, ErrUnknownContentType); err != nil {
+		return err
+	}
+	c.Resource = w.Resource.v
+	if c.Resource == nil {
+		return errors.New("mcp: embedded resource without resource contents")
+	}
+	return nil
+}
+
+// unmarshalTagged checks that the discriminator "type", when present, is
+// want, and decodes data into dst. A mismatch wraps sentinel.
+func unmarshalTagged(data []byte, want string, dst any, sentinel error) error {
+	got, ok, err := peekString(data, "type")
+	if err != nil {
+		return err
+	}
+	if ok && got != want {
+		return fmt.Errorf("mcp: \"type\" is %q, want %q: %w", got, want, sentinel)
+	}
+	return json.Unmarshal(data, dst)
+}
+
+// DecodeContentBlock decodes one content block, choosing the Go type by its
+// "type" member.
+func DecodeContentBlock(data []byte) (ContentBlock, error) {
+	typ, _, err := peekString(data, "type")
+	if err != nil {
+		return nil, err
+	}
+	var c ContentBlock
+	switch typ {
+	case "text":
+		c = new(TextContent)
+	case "image":
+		c = new(ImageContent)
+	case "audio":
+		c = new(AudioContent)
+	case "resource_link":
+		c = new(ResourceLink)
+	case "resource":
+		c = new(EmbeddedResource)
+	default:
+		return nil, fmt.Errorf("mcp: content block type %q: %w", typ, ErrUnknownContentType)
+	}
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// contentBlockList decodes a JSON array of content blocks; it stands in for
+// []ContentBlock inside decoders.
+type contentBlockList []ContentBlock
+
+func (l *contentBlockList) UnmarshalJSON(data []byte) error {
+	if isNullJSON(data) {
+		*l = nil
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return err
+	}
+	out := make([]ContentBlock, len(raws))
+	for i, raw := range raws {
+		c, err := DecodeContentBlock(raw)
+		if err != nil {
+			return fmt.Errorf("content[%d]: %w", i, err)
+		}
+		out[i] = c
+	}
+	*l = out
+	return nil
+}
+
+// contentBlockValue decodes one content block inside decoders.
+type contentBlockValue struct{ v ContentBlock }
+
+func (c *contentBlockValue) UnmarshalJSON(data []byte) error {
+	if isNullJSON(data) {
+		c.v = nil
+		return nil
+	}
+	v, err := DecodeContentBlock(data)
+	c.v = v
+	return err
+}
+
+// nonNilContent returns l, or an empty list when l is nil, so that a
+// required content array is written as [] rather than null.
+func nonNilContent(l []ContentBlock) []ContentBlock {
+	if l == nil {
+		return []ContentBlock{}
+	}
+	return l
+}

@@ -1,0 +1,241 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// DiscoverResult answers server/discover: the versions the server speaks,
+// its capabilities and instructions. It is cacheable. The server's identity
+// travels in _meta (io.modelcontextprotocol/serverInfo), not in the body.
+type DiscoverResult struct {
+	CacheableResult
+	// SupportedVersions lists every protocol version the server accepts,
+	// possibly including legacy ones.
+	SupportedVersions []ProtocolVersion `json:"supportedVersions"`
+	// Capabilities says which optional features the server offers.
+	Capabilities ServerCapabilities `json:"capabilities"`
+	// Instructions tell a model how to use the server.
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// MarshalJSON writes a nil SupportedVersions as [].
+func (r DiscoverResult) MarshalJSON() ([]byte, error) {
+	type plain DiscoverResult
+	if r.SupportedVersions == nil {
+		r.SupportedVersions = []ProtocolVersion{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// ClientCapabilities are the optional features a client supports. Under
+// 2026-07-28 they are declared on every request (in _meta) and hold for that
+// request only. A nil pointer field means "not supported"; a pointer to an
+// empty struct is sent as {} and means "supported".
+type ClientCapabilities struct {
+	// Experimental holds non-standard capabilities, raw.
+	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	// Roots is present if the client can list roots (deprecated feature).
+	Roots *RootsCapability `json:"roots,omitempty"`
+	// Sampling is present if the client can sample an LLM (deprecated
+	// feature).
+	Sampling *SamplingCapability `json:"sampling,omitempty"`
+	// Elicitation is present if the client can ask its user for input.
+	Elicitation *ElicitationCapability `json:"elicitation,omitempty"`
+	// Extensions lists the MCP extensions the client supports, keyed by
+	// extension id (such as "io.modelcontextprotocol/ui"), with each
+	// extension's settings raw; {} means "supported, no settings".
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// RootsCapability declares support for roots/list.
+type RootsCapability struct {
+	// ListChanged is the legacy (2025-11-25 and earlier) flag for
+	// notifications/roots/list_changed; 2026-07-28 has no such notification.
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// SamplingCapability declares support for sampling/createMessage.
+type SamplingCapability struct {
+	// Context is present if the client honours includeContext values other
+	// than "none" (deprecated).
+	Context *struct{} `json:"context,omitempty"`
+	// Tools is present if the client accepts tools and toolChoice.
+	Tools *struct{} `json:"tools,omitempty"`
+}
+
+// ElicitationCapability declares support for elicitation/create. An empty
+// value ({}) means form mode only.
+type ElicitationCapability struct {
+	// Form is present if the client supports form mode.
+	Form *struct{} `json:"form,omitempty"`
+	// URL is present if the client supports URL mode.
+	URL *struct{} `json:"url,omitempty"`
+}
+
+// SupportsForm reports whether form mode is declared: explicitly, or by an
+// elicitation capability that names no mode at all.
+func (e *ElicitationCapability) SupportsForm() bool {
+	return e != nil && (e.Form != nil || e.URL == nil)
+}
+
+// SupportsURL reports whether URL mode is declared.
+func (e *ElicitationCapability) SupportsURL() bool { return e != nil && e.URL != nil }
+
+// UnmarshalJSON decodes capabilities in one pass; it runs on every request.
+// Unknown members are ignored.
+func (c *ClientCapabilities) UnmarshalJSON(data []byte) error {
+	return c.decode(data, nil)
+}
+
+// capsBlock holds the sub-capabilities of one ClientCapabilities, so that
+// decoding allocates them together.
+type capsBlock struct {
+	elicitation ElicitationCapability
+	sampling    SamplingCapability
+	roots       RootsCapability
+}
+
+// decode decodes c from data, taking sub-capabilities from blk when it is
+// not nil.
+func (c *ClientCapabilities) decode(data []byte, blk *capsBlock) error {
+	*c = ClientCapabilities{}
+	if isNullJSON(data) {
+		return nil
+	}
+	it := newObjectIter(data)
+	for it.next() {
+		var err error
+		if !isObject(it.val) {
+			if !isNullJSON(it.val) {
+				switch string(it.key) {
+				case "experimental", "extensions", "roots", "sampling", "elicitation":
+					return fmt.Errorf("mcp: client capability %q: %w", it.key, errNotObject(it.val))
+				}
+			}
+			continue
+		}
+		switch string(it.key) {
+		case "experimental":
+			c.Experimental, err = decodeRawMap(it.val)
+		case "extensions":
+			c.Extensions, err = decodeRawMap(it.val)
+		case "roots", "sampling", "elicitation":
+			if blk == nil {
+				blk = new(capsBlock)
+			}
+			switch string(it.key) {
+			case "roots":
+				c.Roots = &blk.roots
+				in := newObjectIter(it.val)
+				for err == nil && in.next() {
+					if string(in.key) == "listChanged" {
+						c.Roots.ListChanged, err = decodeBool(in.val)
+					}
+				}
+				if err == nil {
+					err = in.err
+				}
+			case "sampling":
+				c.Sampling = &blk.sampling
+				err = decodeFlags(it.val, "context", &c.Sampling.Context, "tools", &c.Sampling.Tools)
+			default:
+				c.Elicitation = &blk.elicitation
+				err = decodeFlags(it.val, "form", &c.Elicitation.Form, "url", &c.Elicitation.URL)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("mcp: client capability %q: %w", it.key, err)
+		}
+	}
+	return it.err
+}
+
+// decodeFlags decodes an object whose members k1 and k2 are presence flags
+// (objects whose content is not kept).
+func decodeFlags(raw []byte, k1 string, f1 **struct{}, k2 string, f2 **struct{}) error {
+	it := newObjectIter(raw)
+	for it.next() {
+		var f **struct{}
+		switch string(it.key) {
+		case k1:
+			f = f1
+		case k2:
+			f = f2
+		default:
+			continue
+		}
+		switch {
+		case isObject(it.val):
+			*f = &struct{}{}
+		case isNullJSON(it.val):
+			*f = nil
+		default:
+			return fmt.Errorf("%q: %w", it.key, errNotObject(it.val))
+		}
+	}
+	return it.err
+}
+
+func isObject(raw []byte) bool { return jsonKind(raw) == '{' }
+
+func errNotObject(raw []byte) error {
+	return fmt.Errorf("expected an object, found %s", describe(raw))
+}
+
+// decodeRawMap decodes an object into a map of raw values; null gives nil.
+func decodeRawMap(raw []byte) (map[string]json.RawMessage, error) {
+	if isNullJSON(raw) {
+		return nil, nil
+	}
+	m := make(map[string]json.RawMessage)
+	it := newObjectIter(raw)
+	for it.next() {
+		m[string(it.key)] = cloneRaw(it.val)
+	}
+	return m, it.err
+}
+
+// ServerCapabilities are the optional features a server offers, returned by
+// server/discover (and by initialize on legacy sessions).
+type ServerCapabilities struct {
+	// Experimental holds non-standard capabilities, raw.
+	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	// Logging is present if the server sends notifications/message
+	// (deprecated feature).
+	Logging *struct{} `json:"logging,omitempty"`
+	// Completions is present if the server answers completion/complete.
+	Completions *struct{} `json:"completions,omitempty"`
+	// Prompts is present if the server offers prompts.
+	Prompts *PromptsCapability `json:"prompts,omitempty"`
+	// Resources is present if the server offers resources.
+	Resources *ResourcesCapability `json:"resources,omitempty"`
+	// Tools is present if the server offers tools.
+	Tools *ToolsCapability `json:"tools,omitempty"`
+	// Extensions lists the MCP extensions the server supports, keyed by
+	// extension id (such as "io.modelcontextprotocol/tasks"), settings raw.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// PromptsCapability declares that a server offers prompts.
+type PromptsCapability struct {
+	// ListChanged is set if the server sends
+	// notifications/prompts/list_changed.
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// ResourcesCapability declares that a server offers resources.
+type ResourcesCapability struct {
+	// Subscribe is set if the server sends notifications/resources/updated
+	// for resources named in a subscription filter.
+	Subscribe bool `json:"subscribe,omitempty"`
+	// ListChanged is set if the server sends
+	// notifications/resources/list_changed.
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// ToolsCapability declares that a server offers tools.
+type ToolsCapability struct {
+	// ListChanged is set if the server sends notifications/tools/list_changed.
+	ListChanged bool `json:"listChanged,omitempty"`
+}

@@ -1,0 +1,246 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+)
+
+// JSON-RPC error codes used by MCP. The standard codes are re-exported from
+// package jsonrpc; -32020..-32022 are MCP's own (each sent with HTTP 400 on
+// Streamable HTTP).
+const (
+	CodeParseError     = jsonrpc.CodeParseError     // -32700: the message is not JSON
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: not a valid JSON-RPC request
+	CodeMethodNotFound = jsonrpc.CodeMethodNotFound // -32601: unknown, removed or unadvertised method
+	CodeInvalidParams  = jsonrpc.CodeInvalidParams  // -32602: bad params, missing _meta keys, unknown tool…
+	CodeInternalError  = jsonrpc.CodeInternalError  // -32603: the handler failed
+
+	// CodeHeaderMismatch: an HTTP header (MCP-Protocol-Version, Mcp-Method,
+	// Mcp-Name, Mcp-Param-*) is missing, malformed or differs from the body.
+	CodeHeaderMismatch int64 = -32020
+	// CodeMissingRequiredClientCapability: the server needs a client
+	// capability the request did not declare; data.requiredCapabilities
+	// says which.
+	CodeMissingRequiredClientCapability int64 = -32021
+	// CodeUnsupportedProtocolVersion: the server does not serve the
+	// request's protocol version; data lists the supported ones.
+	CodeUnsupportedProtocolVersion int64 = -32022
+
+	// CodeResourceNotFoundLegacy is the resource-not-found code of legacy
+	// servers. 2026-07-28 uses -32602; never send it, but accept it.
+	CodeResourceNotFoundLegacy int64 = -32002
+	// CodeURLElicitationRequiredLegacy is the 2025-11-25 URL-elicitation
+	// error, removed by 2026-07-28; never send it under 2026-07-28.
+	CodeURLElicitationRequiredLegacy int64 = -32042
+)
+
+// Code-only errors for errors.Is: errors.Is(err, ErrUnsupportedProtocolVersion)
+// is true for any *jsonrpc.Error with that code in err's chain (see
+// jsonrpc.Error.Is). Do not modify or send them.
+var (
+	ErrHeaderMismatch                  = &jsonrpc.Error{Code: CodeHeaderMismatch}
+	ErrMissingRequiredClientCapability = &jsonrpc.Error{Code: CodeMissingRequiredClientCapability}
+	ErrUnsupportedProtocolVersion      = &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion}
+)
+
+// NewHeaderMismatchError returns a -32020 error with message msg (or
+// "Header mismatch" when msg is empty).
+func NewHeaderMismatchError(msg string) *jsonrpc.Error {
+	if msg == "" {
+		msg = "Header mismatch"
+	}
+	return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: msg}
+}
+
+// NewInvalidParamsError returns a -32602 error with message msg.
+func NewInvalidParamsError(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeInvalidParams, Message: msg}
+}
+
+// NewMethodNotFoundError returns a -32601 error naming method.
+func NewMethodNotFoundError(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
+}
+
+// MissingRequiredClientCapabilityData is the data of a -32021 error.
+type MissingRequiredClientCapabilityData struct {
+	// RequiredCapabilities are the capabilities the request must declare.
+	RequiredCapabilities *ClientCapabilities `json:"requiredCapabilities"`
+}
+
+// NewMissingRequiredClientCapabilityError returns a -32021 error whose data
+// is {"requiredCapabilities": required}. A nil required is sent as {}.
+func NewMissingRequiredClientCapabilityError(required *ClientCapabilities) *jsonrpc.Error {
+	if required == nil {
+		required = &ClientCapabilities{}
+	}
+	msg := "Missing required client capability"
+	if names := capabilityNames(required); len(names) > 0 {
+		msg += ": " + strings.Join(names, ", ")
+	}
+	data, _ := json.Marshal(MissingRequiredClientCapabilityData{RequiredCapabilities: required})
+	return &jsonrpc.Error{Code: CodeMissingRequiredClientCapability, Message: msg, Data: data}
+}
+
+// capabilityNames lists the capabilities in c for a message, such as
+// "elicitation.url" or "sampling.tools".
+func capabilityNames(c *ClientCapabilities) []string {
+	var names []string
+	if e := c.Elicitation; e != nil {
+		switch {
+		case e.Form != nil && e.URL != nil:
+			names = append(names, "elicitation.form", "elicitation.url")
+		case e.URL != nil:
+			names = append(names, "elicitation.url")
+		default:
+			names = append(names, "elicitation")
+		}
+	}
+	if s := c.Sampling; s != nil {
+		switch {
+		case s.Tools != nil && s.Context != nil:
+			names = append(names, "sampling.tools", "sampling.context")
+		case s.Tools != nil:
+			names = append(names, "sampling.tools")
+		case s.Context != nil:
+			names = append(names, "sampling.context")
+		default:
+			names = append(names, "sampling")
+		}
+	}
+	if c.Roots != nil {
+		names = append(names, "roots")
+	}
+	for _, k := range sortedKeys(c.Extensions) {
+		names = append(names, "extensions."+k)
+	}
+	for _, k := range sortedKeys(c.Experimental) {
+		names = append(names, "experimental."+k)
+	}
+	return names
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// UnsupportedProtocolVersionData is the data of a -32022 error.
+type UnsupportedProtocolVersionData struct {
+	// Supported lists the versions the server serves.
+	Supported []ProtocolVersion `json:"supported"`
+	// Requested is the version the request asked for.
+	Requested ProtocolVersion `json:"requested"`
+}
+
+// NewUnsupportedProtocolVersionError returns a -32022 error whose data is
+// {"supported": supported, "requested": requested}. The message names the
+// supported versions too, for clients that only show messages.
+func NewUnsupportedProtocolVersionError(requested ProtocolVersion, supported []ProtocolVersion) *jsonrpc.Error {
+	if supported == nil {
+		supported = []ProtocolVersion{}
+	}
+	list := make([]string, len(supported))
+	for i, v := range supported {
+		list[i] = string(v)
+	}
+	msg := "Unsupported protocol version " + quote(string(requested)) +
+		" (supported: " + strings.Join(list, ", ") + ")"
+	data, _ := json.Marshal(UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
+	return &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion, Message: msg, Data: data}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// asCode finds the first *jsonrpc.Error in err's chain and reports whether
+// it has code.
+func asCode(err error, code int64) (*jsonrpc.Error, bool) {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je == nil || je.Code != code {
+		return nil, false
+	}
+	return je, true
+}
+
+// IsHeaderMismatch reports whether err is (or wraps) a -32020 error.
+func IsHeaderMismatch(err error) bool {
+	_, ok := asCode(err, CodeHeaderMismatch)
+	return ok
+}
+
+// AsUnsupportedProtocolVersion reports whether err is (or wraps) a -32022
+// error, and returns its data. When the data is absent or malformed it still
+// reports true (the peer is a modern server) with whatever could be decoded.
+func AsUnsupportedProtocolVersion(err error) (*UnsupportedProtocolVersionData, bool) {
+	je, ok := asCode(err, CodeUnsupportedProtocolVersion)
+	if !ok {
+		return nil, false
+	}
+	d := new(UnsupportedProtocolVersionData)
+	if len(je.Data) > 0 {
+		_ = json.Unmarshal(je.Data, d)
+	}
+	return d, true
+}
+
+// AsMissingRequiredClientCapability reports whether err is (or wraps) a
+// -32021 error, and returns its data. RequiredCapabilities is never nil in
+// the returned data; it is empty when the data is absent or malformed.
+func AsMissingRequiredClientCapability(err error) (*MissingRequiredClientCapabilityData, bool) {
+	je, ok := asCode(err, CodeMissingRequiredClientCapability)
+	if !ok {
+		return nil, false
+	}
+	d := new(MissingRequiredClientCapabilityData)
+	if len(je.Data) > 0 {
+		_ = json.Unmarshal(je.Data, d)
+	}
+	if d.RequiredCapabilities == nil {
+		d.RequiredCapabilities = &ClientCapabilities{}
+	}
+	return d, true
+}
+
+// Error is a JSON-RPC error object: the schema's Error.
+type Error = jsonrpc.Error
+
+// ParseError is the wire shape of a -32700 error object. Convert with
+// (*jsonrpc.Error)(e) to use it as a Go error.
+type ParseError jsonrpc.Error
+
+// InvalidRequestError is the wire shape of a -32600 error object.
+type InvalidRequestError jsonrpc.Error
+
+// MethodNotFoundError is the wire shape of a -32601 error object.
+type MethodNotFoundError jsonrpc.Error
+
+// InvalidParamsError is the wire shape of a -32602 error object.
+type InvalidParamsError jsonrpc.Error
+
+// InternalError is the wire shape of a -32603 error object.
+type InternalError jsonrpc.Error
+
+// HeaderMismatchError is the wire shape of a whole JSON-RPC error response
+// carrying a -32020 error.
+type HeaderMismatchError JSONRPCErrorResponse
+
+// MissingRequiredClientCapabilityError is the wire shape of a whole JSON-RPC
+// error response carrying a -32021 error; read its data with
+// [AsMissingRequiredClientCapability](e.Error).
+type MissingRequiredClientCapabilityError JSONRPCErrorResponse
+
+// UnsupportedProtocolVersionError is the wire shape of a whole JSON-RPC
+// error response carrying a -32022 error; read its data with
+// [AsUnsupportedProtocolVersion](e.Error).
+type UnsupportedProtocolVersionError JSONRPCErrorResponse

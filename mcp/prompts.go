@@ -1,0 +1,117 @@
+package mcp
+
+import "encoding/json"
+
+// Prompt describes a prompt template a server offers, as listed by
+// prompts/list.
+type Prompt struct {
+	// Name identifies the prompt in prompts/get.
+	Name string `json:"name"`
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// Description says what the prompt is for.
+	Description string `json:"description,omitempty"`
+	// Arguments are the arguments the template takes.
+	Arguments []PromptArgument `json:"arguments,omitempty"`
+	// Icons may be shown with the prompt.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the prompt's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// PromptArgument is one argument of a prompt template.
+type PromptArgument struct {
+	// Name identifies the argument.
+	Name string `json:"name"`
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// Description says what the argument means.
+	Description string `json:"description,omitempty"`
+	// Required is set if the argument must be given.
+	Required bool `json:"required,omitempty"`
+}
+
+// PromptMessage is one message of a rendered prompt.
+type PromptMessage struct {
+	// Role is who says it.
+	Role Role `json:"role"`
+	// Content is what is said.
+	Content ContentBlock `json:"content"`
+}
+
+// UnmarshalJSON decodes the message, choosing the content block's type.
+func (m *PromptMessage) UnmarshalJSON(data []byte) error {
+	type plain PromptMessage
+	*m = PromptMessage{}
+	w := struct {
+		*plain
+		Content contentBlockValue `json:"content"`
+	}{plain: (*plain)(m)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	m.Content = w.Content.v
+	return nil
+}
+
+// GetPromptRequestParams are the params of prompts/get, one of the three
+// requests that may be answered with an [InputRequiredResult].
+type GetPromptRequestParams struct {
+	// Meta is the request's _meta: protocol version, client capabilities
+	// and the rest. A 2026-07-28 request must carry it; legacy requests may
+	// omit it (nil).
+	Meta *RequestMetaObject `json:"_meta,omitempty"`
+	// Name is the prompt to render.
+	Name string `json:"name"`
+	// Arguments are the template's arguments.
+	Arguments map[string]string `json:"arguments,omitempty"`
+	// InputResponses answer the inputRequests of the previous round.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	// RequestState echoes the previous round's requestState, byte for byte.
+	RequestState string `json:"requestState,omitempty"`
+}
+
+// RequestMeta returns the params' _meta, allocating it if needed.
+func (p *GetPromptRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
+
+// Continuation returns pointers to the params' inputResponses and
+// requestState; see [InputResponseParams].
+func (p *GetPromptRequestParams) Continuation() (*InputResponses, *string) {
+	return &p.InputResponses, &p.RequestState
+}
+
+// GetPromptResult is the complete answer to prompts/get.
+type GetPromptResult struct {
+	Result
+	// Description describes the rendered prompt.
+	Description string `json:"description,omitempty"`
+	// Messages are the rendered messages. A nil Messages is written as [].
+	Messages []PromptMessage `json:"messages"`
+}
+
+// MarshalJSON writes a nil Messages as [].
+func (r GetPromptResult) MarshalJSON() ([]byte, error) {
+	type plain GetPromptResult
+	if r.Messages == nil {
+		r.Messages = []PromptMessage{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// ListPromptsResult is a page of prompts/list. It is cacheable.
+type ListPromptsResult struct {
+	CacheableResult
+	// Prompts are this page's prompts.
+	Prompts []Prompt `json:"prompts"`
+	// NextCursor, when not empty, fetches the next page.
+	NextCursor Cursor `json:"nextCursor,omitempty"`
+}
+
+// MarshalJSON writes a nil Prompts as [].
+func (r ListPromptsResult) MarshalJSON() ([]byte, error) {
+	type plain ListPromptsResult
+	if r.Prompts == nil {
+		r.Prompts = []Prompt{}
+	}
+	return json.Marshal(plain(r))
+}

@@ -1,0 +1,287 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Resource is a piece of data a server exposes under a URI, as listed by
+// resources/list.
+type Resource struct {
+	// URI identifies the resource.
+	URI string `json:"uri"`
+	// Name is the resource's programmatic name.
+	Name string `json:"name"`
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// Description says what the resource is.
+	Description string `json:"description,omitempty"`
+	// MIMEType is the resource's type, if known.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Size is the raw size in bytes, if known (0 is not sent).
+	Size int64 `json:"size,omitempty"`
+	// Annotations are optional display hints.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Icons may be shown with the resource.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the resource's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// ResourceTemplate describes a family of resources by an RFC 6570 URI
+// template, as listed by resources/templates/list.
+type ResourceTemplate struct {
+	// URITemplate is the template, such as "file:///{path}".
+	URITemplate string `json:"uriTemplate"`
+	// Name is the template's programmatic name.
+	Name string `json:"name"`
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// Description says what the resources are.
+	Description string `json:"description,omitempty"`
+	// MIMEType is the type of every matching resource, if they share one.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Annotations are optional display hints.
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Icons may be shown with the template.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the template's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// ResourceContents is the contents of a resource, as read or embedded:
+// *TextResourceContents or *BlobResourceContents (the schema's
+// ResourceContents is their common part). The interface is sealed. Decode
+// one with [DecodeResourceContents].
+type ResourceContents interface {
+	// ResourceURI returns the URI of the resource the contents belong to.
+	ResourceURI() string
+	isResourceContents()
+}
+
+// TextResourceContents is the contents of a text resource.
+type TextResourceContents struct {
+	// URI identifies the resource.
+	URI string `json:"uri"`
+	// MIMEType is the resource's type, if known.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Text is the contents.
+	Text string `json:"text"`
+	// Meta is the contents' _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// BlobResourceContents is the contents of a binary resource.
+type BlobResourceContents struct {
+	// URI identifies the resource.
+	URI string `json:"uri"`
+	// MIMEType is the resource's type, if known.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Blob is the contents; it travels base64-encoded.
+	Blob []byte `json:"blob"`
+	// Meta is the contents' _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// ResourceURI returns c.URI.
+func (c *TextResourceContents) ResourceURI() string { return c.URI }
+
+// ResourceURI returns c.URI.
+func (c *BlobResourceContents) ResourceURI() string { return c.URI }
+
+func (*TextResourceContents) isResourceContents() {}
+func (*BlobResourceContents) isResourceContents() {}
+
+// ErrUnknownResourceContents is matched by the error for resource contents
+// that have neither "text" nor "blob".
+var ErrUnknownResourceContents = errors.New("mcp: resource contents have neither text nor blob")
+
+// DecodeResourceContents decodes resource contents, choosing the Go type by
+// which member is present: "blob" for binary, "text" for text.
+func DecodeResourceContents(data []byte) (ResourceContents, error) {
+	var hasText, hasBlob bool
+	it := newObjectIter(data)
+	for it.next() {
+		switch string(it.key) {
+		case "text":
+			hasText = true
+		case "blob":
+			hasBlob = true
+		}
+	}
+	if it.err != nil {
+		return nil, it.err
+	}
+	var c ResourceContents
+	switch {
+	case hasBlob:
+		c = new(BlobResourceContents)
+	case hasText:
+		c = new(TextResourceContents)
+	default:
+		return nil, ErrUnknownResourceContents
+	}
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resourceContentsValue decodes one ResourceContents inside decoders.
+type resourceContentsValue struct{ v ResourceContents }
+
+func (r *resourceContentsValue) UnmarshalJSON(data []byte) error {
+	if isNullJSON(data) {
+		r.v = nil
+		return nil
+	}
+	v, err := DecodeResourceContents(data)
+	r.v = v
+	return err
+}
+
+// resourceContentsList decodes a JSON array of ResourceContents.
+type resourceContentsList []ResourceContents
+
+func (l *resourceContentsList) UnmarshalJSON(data []byte) error {
+	if isNullJSON(data) {
+		*l = nil
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return err
+	}
+	out := make([]ResourceContents, len(raws))
+	for i, raw := range raws {
+		c, err := DecodeResourceContents(raw)
+		if err != nil {
+			return fmt.Errorf("contents[%d]: %w", i, err)
+		}
+		out[i] = c
+	}
+	*l = out
+	return nil
+}
+
+// ResourceRequestParams are the params of a request about one resource.
+type ResourceRequestParams struct {
+	// Meta is the request's _meta: protocol version, client capabilities
+	// and the rest. A 2026-07-28 request must carry it; legacy requests may
+	// omit it (nil).
+	Meta *RequestMetaObject `json:"_meta,omitempty"`
+	// URI identifies the resource.
+	URI string `json:"uri"`
+}
+
+// RequestMeta returns the params' _meta, allocating it if needed.
+func (p *ResourceRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
+
+// ReadResourceRequestParams are the params of resources/read, one of the
+// three requests that may be answered with an [InputRequiredResult].
+type ReadResourceRequestParams struct {
+	// Meta is the request's _meta: protocol version, client capabilities
+	// and the rest. A 2026-07-28 request must carry it; legacy requests may
+	// omit it (nil).
+	Meta *RequestMetaObject `json:"_meta,omitempty"`
+	// URI identifies the resource to read.
+	URI string `json:"uri"`
+	// InputResponses answer the inputRequests of the previous round.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	// RequestState echoes the previous round's requestState, byte for byte.
+	RequestState string `json:"requestState,omitempty"`
+}
+
+// RequestMeta returns the params' _meta, allocating it if needed.
+func (p *ReadResourceRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
+
+// Continuation returns pointers to the params' inputResponses and
+// requestState; see [InputResponseParams].
+func (p *ReadResourceRequestParams) Continuation() (*InputResponses, *string) {
+	return &p.InputResponses, &p.RequestState
+}
+
+// ReadResourceResult is the complete answer to resources/read. It is
+// cacheable.
+type ReadResourceResult struct {
+	CacheableResult
+	// Contents are the resource's contents (a template read may yield
+	// several).
+	Contents []ResourceContents `json:"contents"`
+}
+
+// MarshalJSON writes a nil Contents as [].
+func (r ReadResourceResult) MarshalJSON() ([]byte, error) {
+	type plain ReadResourceResult
+	if r.Contents == nil {
+		r.Contents = []ResourceContents{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON decodes the result, choosing each contents' type.
+func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
+	type plain ReadResourceResult
+	*r = ReadResourceResult{}
+	w := struct {
+		*plain
+		Contents resourceContentsList `json:"contents"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	r.Contents = w.Contents
+	return nil
+}
+
+// ListResourcesResult is a page of resources/list. It is cacheable.
+type ListResourcesResult struct {
+	CacheableResult
+	// Resources are this page's resources.
+	Resources []Resource `json:"resources"`
+	// NextCursor, when not empty, fetches the next page.
+	NextCursor Cursor `json:"nextCursor,omitempty"`
+}
+
+// MarshalJSON writes a nil Resources as [].
+func (r ListResourcesResult) MarshalJSON() ([]byte, error) {
+	type plain ListResourcesResult
+	if r.Resources == nil {
+		r.Resources = []Resource{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// ListResourceTemplatesResult is a page of resources/templates/list. It is
+// cacheable.
+type ListResourceTemplatesResult struct {
+	CacheableResult
+	// ResourceTemplates are this page's templates.
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+	// NextCursor, when not empty, fetches the next page.
+	NextCursor Cursor `json:"nextCursor,omitempty"`
+}
+
+// MarshalJSON writes a nil ResourceTemplates as [].
+func (r ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
+	type plain ListResourceTemplatesResult
+	if r.ResourceTemplates == nil {
+		r.ResourceTemplates = []ResourceTemplate{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// PaginatedRequestParams are the params of the list methods.
+type PaginatedRequestParams struct {
+	// Meta is the request's _meta: protocol version, client capabilities
+	// and the rest. A 2026-07-28 request must carry it; legacy requests may
+	// omit it (nil).
+	Meta *RequestMetaObject `json:"_meta,omitempty"`
+	// Cursor, when not empty, asks for the page after the one whose
+	// nextCursor it is.
+	Cursor Cursor `json:"cursor,omitempty"`
+}
+
+// RequestMeta returns the params' _meta, allocating it if needed.
+func (p *PaginatedRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }

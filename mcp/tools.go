@@ -1,0 +1,258 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Tool describes a tool a server offers, as listed by tools/list.
+type Tool struct {
+	// Name identifies the tool in tools/call (1–128 of A-Z a-z 0-9 _ . -).
+	Name string `json:"name"`
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// Description tells a model what the tool does and when to use it.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema (2020-12 unless $schema says
+	// otherwise) of the arguments; its root must have "type":"object". The
+	// bytes are kept as they are. A nil InputSchema is written as
+	// {"type":"object"}.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema, when set, is the JSON Schema of structuredContent.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are behavioural hints for clients.
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// Icons may be shown with the tool.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the tool's _meta.
+	Meta MetaObject `json:"_meta,omitempty"`
+}
+
+// emptyObjectSchema is the input schema of a tool that takes no arguments.
+var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
+
+// MarshalJSON writes a nil InputSchema as {"type":"object"}.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	type plain Tool
+	if len(t.InputSchema) == 0 {
+		t.InputSchema = emptyObjectSchema
+	}
+	return json.Marshal(plain(t))
+}
+
+// ToolAnnotations are hints about a tool's behaviour. They are not
+// guarantees: clients must not trust them from untrusted servers. A nil hint
+// means "unspecified", which is not the same as false (DestructiveHint and
+// OpenWorldHint default to true).
+type ToolAnnotations struct {
+	// Title is a display name.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint: the tool does not modify its environment.
+	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint: the tool may perform destructive updates.
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint: calling the tool again with the same arguments has no
+	// further effect.
+	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint: the tool interacts with an open world of external
+	// entities.
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+}
+
+// CallToolRequestParams are the params of tools/call, one of the three
+// requests that may be answered with an [InputRequiredResult].
+//
+// Its decoder makes one pass and keeps Arguments raw: the handler decodes
+// them once, into its own type, with [CallToolRequestParams.DecodeArguments].
+type CallToolRequestParams struct {
+	// Meta is the request's _meta: protocol version, client capabilities
+	// and the rest. A 2026-07-28 request must carry it; legacy requests may
+	// omit it (nil).
+	Meta *RequestMetaObject `json:"_meta,omitempty"`
+	// Name is the tool to call.
+	Name string `json:"name"`
+	// Arguments is the JSON object of arguments, raw; nil when absent.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// InputResponses answer the inputRequests of the previous round.
+	InputResponses InputResponses `json:"inputResponses,omitempty"`
+	// RequestState echoes the previous round's requestState, byte for byte.
+	RequestState string `json:"requestState,omitempty"`
+}
+
+// RequestMeta returns the params' _meta, allocating it if needed.
+func (p *CallToolRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
+
+// CallToolParams is a shorter name for [CallToolRequestParams].
+type CallToolParams = CallToolRequestParams
+
+// Continuation returns pointers to the params' inputResponses and
+// requestState; see [InputResponseParams].
+func (p *CallToolRequestParams) Continuation() (*InputResponses, *string) {
+	return &p.InputResponses, &p.RequestState
+}
+
+// DecodeArguments decodes the arguments into v. Absent arguments decode as
+// an empty object.
+func (p *CallToolRequestParams) DecodeArguments(v any) error {
+	raw := p.Arguments
+	if len(raw) == 0 || isNullJSON(raw) {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("mcp: tool %q arguments: %w", p.Name, err)
+	}
+	return nil
+}
+
+// SetArguments sets the arguments to the JSON encoding of v, which must be
+// an object (a struct or a map); nil clears them.
+func (p *CallToolRequestParams) SetArguments(v any) error {
+	if v == nil {
+		p.Arguments = nil
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if isNullJSON(b) {
+		p.Arguments = nil
+		return nil
+	}
+	if !isObject(b) {
+		return fmt.Errorf("mcp: tool arguments must be a JSON object, not %s", describe(b))
+	}
+	p.Arguments = b
+	return nil
+}
+
+// UnmarshalJSON decodes the params in one pass. Unknown members are
+// ignored.
+func (p *CallToolRequestParams) UnmarshalJSON(data []byte) error {
+	*p = CallToolRequestParams{}
+	if isNullJSON(data) {
+		return nil
+	}
+	it := newObjectIter(data)
+	for it.next() {
+		var err error
+		switch string(it.key) {
+		case "_meta":
+			p.Meta, err = decodeRequestMetaField(it.val)
+		case "name":
+			p.Name, err = decodeString(it.val)
+		case "arguments":
+			switch {
+			case isObject(it.val):
+				p.Arguments = cloneRaw(it.val)
+			case !isNullJSON(it.val):
+				err = errNotObject(it.val)
+			}
+		case "inputResponses":
+			var m map[string]json.RawMessage
+			m, err = decodeRawMap(it.val)
+			p.InputResponses = m
+		case "requestState":
+			p.RequestState, err = decodeString(it.val)
+		}
+		if err != nil {
+			return fmt.Errorf("mcp: tools/call params %q: %w", it.key, err)
+		}
+	}
+	return it.err
+}
+
+// CallToolResult is the complete answer to tools/call.
+//
+// A tool that fails in a way the model should see (bad input, an upstream
+// error) returns a result with IsError set, not a JSON-RPC error.
+type CallToolResult struct {
+	Result
+	// Content is the unstructured result. A nil Content is written as [].
+	Content []ContentBlock `json:"content"`
+	// StructuredContent, when not nil, is the structured result; it must
+	// conform to the tool's output schema. When sending, set it to any
+	// value that encodes to JSON (a struct, a map, a json.RawMessage). When
+	// decoded, it holds the raw json.RawMessage; use
+	// [CallToolResult.DecodeStructuredContent].
+	StructuredContent any `json:"structuredContent,omitempty"`
+	// IsError marks the result as a tool error. False is not sent.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// TextResult returns a result holding one text block.
+func TextResult(text string) *CallToolResult {
+	return &CallToolResult{Content: []ContentBlock{&TextContent{Text: text}}}
+}
+
+// ErrorResult returns a tool-error result (IsError set) holding one text
+// block that tells the model what went wrong.
+func ErrorResult(text string) *CallToolResult {
+	return &CallToolResult{Content: []ContentBlock{&TextContent{Text: text}}, IsError: true}
+}
+
+// DecodeStructuredContent decodes StructuredContent into v. It reports
+// false when there is none.
+func (r *CallToolResult) DecodeStructuredContent(v any) (bool, error) {
+	var raw []byte
+	switch sc := r.StructuredContent.(type) {
+	case nil:
+		return false, nil
+	case json.RawMessage:
+		raw = sc
+	case []byte:
+		raw = sc
+	default:
+		b, err := json.Marshal(sc)
+		if err != nil {
+			return true, err
+		}
+		raw = b
+	}
+	return true, json.Unmarshal(raw, v)
+}
+
+// MarshalJSON writes a nil Content as [].
+func (r CallToolResult) MarshalJSON() ([]byte, error) {
+	type plain CallToolResult
+	r.Content = nonNilContent(r.Content)
+	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON decodes the result, choosing each content block's type and
+// keeping structuredContent raw.
+func (r *CallToolResult) UnmarshalJSON(data []byte) error {
+	type plain CallToolResult
+	*r = CallToolResult{}
+	w := struct {
+		*plain
+		Content           contentBlockList `json:"content"`
+		StructuredContent json.RawMessage  `json:"structuredContent"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	r.Content = w.Content
+	if len(w.StructuredContent) > 0 && !isNullJSON(w.StructuredContent) {
+		r.StructuredContent = w.StructuredContent
+	}
+	return nil
+}
+
+// ListToolsResult is a page of tools/list. It is cacheable.
+type ListToolsResult struct {
+	CacheableResult
+	// Tools are this page's tools, in a deterministic order.
+	Tools []Tool `json:"tools"`
+	// NextCursor, when not empty, fetches the next page.
+	NextCursor Cursor `json:"nextCursor,omitempty"`
+}
+
+// MarshalJSON writes a nil Tools as [].
+func (r ListToolsResult) MarshalJSON() ([]byte, error) {
+	type plain ListToolsResult
+	if r.Tools == nil {
+		r.Tools = []Tool{}
+	}
+	return json.Marshal(plain(r))
+}

@@ -1,0 +1,34 @@
+// Package server is Parley's low-level MCP server.
+//
+// A [Server] has one handler slot per method of protocol version 2026-07-28.
+// You fill the slots you need; the server does everything the protocol asks
+// of every server around them:
+//
+//   - it answers server/discover from what is registered (supported
+//     versions, capabilities, instructions, caching hints, serverInfo);
+//   - it checks every request's _meta: a missing protocol version or client
+//     capabilities is -32602, an unsupported version is -32022 with the
+//     versions it does support;
+//   - it refuses removed and unknown methods (initialize, ping,
+//     logging/setLevel, resources/subscribe, ...) with -32601;
+//   - it stamps every result with resultType and serverInfo, and every
+//     cacheable result with ttlMs and cacheScope;
+//   - it runs subscriptions/listen streams and delivers the changes you
+//     publish to the streams that asked for them.
+//
+// A handler receives a [*Request]: the request's protocol version, client
+// capabilities and client info, and ways to report progress and send log
+// messages for that request. Cancellation arrives through the context.
+//
+//	s := server.New(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+//	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+//		return &mcp.ListToolsResult{Tools: tools}, nil
+//	})
+//	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+//		return mcp.TextResult("sunny"), nil
+//	})
+//	err := s.ServeConn(ctx, stdio.ServerConn(nil))
+//
+// The low-level server has no batteries: nothing is sealed or inferred for
+// you. Tools, prompts and resources are whatever your handlers say they are.
+package server

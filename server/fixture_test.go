@@ -1,0 +1,82 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+)
+
+// newFixture returns the server the golden and behaviour tests talk to: a
+// few tools (one reporting progress and logs), prompts, resources and a
+// template, completion, and pagination over three tools.
+func newFixture(opts *server.Options) *server.Server {
+	s := server.New(mcp.Implementation{Name: "fixture", Version: "0.1.0"}, opts)
+	tools := []mcp.Tool{
+		{Name: "echo", Description: "Echo the text argument.", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
+		{Name: "work", Description: "Report progress and log while working.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "fail", Description: "Fail with an internal error.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	}
+	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+		page, next, err := server.Paginate(tools, p.Cursor, 2)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ListToolsResult{Tools: page, NextCursor: next}, nil
+	})
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		switch p.Name {
+		case "echo":
+			var args struct {
+				Text string `json:"text"`
+			}
+			if err := p.DecodeArguments(&args); err != nil {
+				return nil, server.InvalidParams("Invalid params: %v", err)
+			}
+			return mcp.TextResult(args.Text), nil
+		case "work":
+			for i := 1; i <= 2; i++ {
+				if err := req.Progress(ctx, float64(i), 2, fmt.Sprintf("step %d", i)); err != nil {
+					return nil, err
+				}
+			}
+			if err := req.Log(ctx, mcp.LevelInfo, "work", "halfway"); err != nil {
+				return nil, err
+			}
+			if err := req.Log(ctx, mcp.LevelDebug, "work", "details"); err != nil {
+				return nil, err
+			}
+			return mcp.TextResult("done"), nil
+		case "fail":
+			return nil, fmt.Errorf("database password is hunter2")
+		}
+		return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+	})
+	s.HandleListPrompts(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+		return &mcp.ListPromptsResult{Prompts: []mcp.Prompt{{Name: "greeting", Arguments: []mcp.PromptArgument{{Name: "name", Required: true}}}}}, nil
+	})
+	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		if p.Name != "greeting" {
+			return nil, server.InvalidParams("Unknown prompt: %s", p.Name)
+		}
+		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "Say hello to " + p.Arguments["name"]}}}}, nil
+	})
+	s.HandleListResources(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+		return &mcp.ListResourcesResult{Resources: []mcp.Resource{{URI: "file:///readme.txt", Name: "readme", MIMEType: "text/plain"}}}, nil
+	})
+	s.HandleListResourceTemplates(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+		return &mcp.ListResourceTemplatesResult{ResourceTemplates: []mcp.ResourceTemplate{{URITemplate: "file:///notes/{name}", Name: "note"}}}, nil
+	})
+	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+		if p.URI != "file:///readme.txt" {
+			return nil, server.ResourceNotFound(p.URI)
+		}
+		return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{URI: p.URI, MIMEType: "text/plain", Text: "hello"}}}, nil
+	})
+	s.HandleComplete(func(ctx context.Context, req *server.Request, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+		return &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{"Alice", "Bob"}, Total: 2}}, nil
+	})
+	return s
+}

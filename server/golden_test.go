@@ -1,0 +1,156 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/transport"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from what the server sends")
+
+// TestGolden replays the JSON-RPC exchanges in testdata/golden/*.txtar
+// against the fixture server over the in-memory transport. Each archive has
+// a file "in" (messages to send, one per line) and "out" (every message the
+// server sent, one per line, byte for byte). Run with -update to rewrite
+// "out" after a deliberate change, and review the diff.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/golden/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, out := section(ar, "in"), section(ar, "out")
+			if in == nil {
+				t.Fatal(`archive has no "in" file`)
+			}
+			got := replay(t, in.Data)
+			if *update {
+				if out == nil {
+					ar.Files = append(ar.Files, txtar.File{Name: "out"})
+					out = &ar.Files[len(ar.Files)-1]
+				}
+				out.Data = got
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if out == nil {
+				t.Fatal(`archive has no "out" file; run with -update`)
+			}
+			if !bytes.Equal(got, out.Data) {
+				t.Errorf("server sent:\n%s\nwant:\n%s", got, out.Data)
+			}
+		})
+	}
+}
+
+func section(ar *txtar.Archive, name string) *txtar.File {
+	for i := range ar.Files {
+		if ar.Files[i].Name == name {
+			return &ar.Files[i]
+		}
+	}
+	return nil
+}
+
+// replay sends each input line and collects what the server sends until the
+// response to it (a request, or input that is not a valid notification, is
+// answered; a notification is not). It returns every message received, one
+// per line, and validates each against the official schema.
+func replay(t *testing.T, input []byte) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clientEnd, serverEnd := transport.NewMemoryPipe()
+	s := newFixture(nil)
+	done := make(chan error, 1)
+	go func() { done <- s.ServeConn(ctx, serverEnd) }()
+
+	var got bytes.Buffer
+	for _, line := range bytes.Split(input, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		if err := clientEnd.Write(ctx, bytes.Clone(line)); err != nil {
+			t.Fatal(err)
+		}
+		method, answered := classify(line)
+		if !answered {
+			continue
+		}
+		for {
+			msg, err := clientEnd.Read(ctx)
+			if err != nil {
+				t.Fatalf("reading reply to %s: %v", line, err)
+			}
+			got.Write(msg)
+			got.WriteByte('\n')
+			var probe struct {
+				Method string `json:"method"`
+			}
+			json.Unmarshal(msg, &probe)
+			if probe.Method != "" {
+				spectest.ValidateMessage(t, mcp.LatestVersion, msg, "")
+				continue
+			}
+			if method != "" {
+				spectest.ValidateMessage(t, mcp.LatestVersion, msg, method)
+			}
+			break
+		}
+	}
+	clientEnd.Close()
+	if err := <-done; err != nil {
+		t.Errorf("ServeConn: %v", err)
+	}
+	return got.Bytes()
+}
+
+// classify reports the method of a request line and whether the server
+// answers it: everything but a well-formed notification is answered.
+func classify(line []byte) (method string, answered bool) {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(line, &probe) != nil {
+		return "", true
+	}
+	if probe.Method != "" && probe.ID == nil {
+		return "", false
+	}
+	if !knownMethod(probe.Method) {
+		return "", true
+	}
+	return probe.Method, true
+}
+
+// knownMethod reports whether responses to method have a schema definition
+// to validate against.
+func knownMethod(m string) bool {
+	switch m {
+	case mcp.MethodDiscover, mcp.MethodListTools, mcp.MethodCallTool, mcp.MethodListPrompts, mcp.MethodGetPrompt,
+		mcp.MethodListResources, mcp.MethodListResourceTemplates, mcp.MethodReadResource, mcp.MethodComplete:
+		return true
+	}
+	return false
+}
