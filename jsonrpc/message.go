@@ -54,6 +54,42 @@ func DecodeMessage(data []byte) (Message, ID, error) {
 	return m, id, nil
 }
 
+// MaxNestingDepth is the deepest nesting of objects and arrays a message
+// may have. Deeper messages are refused with an invalid-request error that
+// names the limit, before anything decodes them: recursive decoders (ours
+// and encoding/json's) would otherwise spend stack on attacker-chosen depth.
+// The envelope itself counts as one level.
+const MaxNestingDepth = 128
+
+// nestingDepth returns the deepest nesting of objects and arrays in valid
+// JSON, counting only brackets outside strings.
+func nestingDepth(data []byte) int {
+	depth, deepest := 0, 0
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // Members of a message, as bits recording which were seen.
 const (
 	seenJSONRPC = 1 << iota
@@ -78,6 +114,9 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 			text = err.Error()
 		}
 		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
+	}
+	if depth := nestingDepth(data); depth > MaxNestingDepth {
+		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
 	}
 	s := scanner{data: data}
 	s.skipSpace()

@@ -431,3 +431,24 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestNestingDepthLimit(t *testing.T) {
+	nest := func(n int) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", n-2) + strings.Repeat("]", n-2) + `}}`
+	}
+	if _, _, err := DecodeMessage([]byte(nest(MaxNestingDepth))); err != nil {
+		t.Fatalf("depth %d refused: %v", MaxNestingDepth, err)
+	}
+	_, id, err := DecodeMessage([]byte(nest(MaxNestingDepth + 1)))
+	var rpcErr *Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidRequest || !strings.Contains(rpcErr.Message, "128") {
+		t.Fatalf("depth %d: %v, want -32600 naming the limit", MaxNestingDepth+1, err)
+	}
+	if id.IsValid() {
+		t.Errorf("id recovered from a refused message: %v", id)
+	}
+	// Brackets inside strings do not count.
+	if _, _, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"` + strings.Repeat("[", 500) + `\"\\"}}`)); err != nil {
+		t.Fatalf("brackets in a string counted: %v", err)
+	}
+}

@@ -28,7 +28,7 @@ func decoder[P any, PP interface {
 }]() func(json.RawMessage) (any, *mcp.RequestMetaObject, error) {
 	return func(raw json.RawMessage) (any, *mcp.RequestMetaObject, error) {
 		p := PP(new(P))
-		if err := json.Unmarshal(raw, p); err != nil {
+		if err := mcp.UnmarshalParams(raw, p); err != nil {
 			return nil, nil, err
 		}
 		return p, p.RequestMeta(), nil
