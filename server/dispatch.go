@@ -119,9 +119,10 @@ func (s *Server) Serve(ctx context.Context, req *Request) (any, error) {
 		s.log.Error("server: handler returned neither a result nor an error", "method", req.Method)
 		return nil, internalError()
 	}
-	if _, ok := res.(*mcp.InputRequiredResult); ok && !methods[req.Method].carrier {
-		s.log.Error("server: InputRequiredResult from a method that cannot carry it", "method", req.Method)
-		return nil, internalError()
+	if ir, ok := res.(*mcp.InputRequiredResult); ok {
+		if err := s.checkInputRequired(req, ir); err != nil {
+			return nil, err
+		}
 	}
 	return s.stamp(req, res), nil
 }
@@ -221,7 +222,9 @@ func (s *Server) stamp(req *Request, res mcp.AnyResult) mcp.AnyResult {
 		res = c.Interface().(mcp.AnyResult)
 	}
 	h := res.ResultHeader()
-	if h.ResultType == "" {
+	if _, ok := res.(*mcp.InputRequiredResult); ok {
+		h.ResultType = mcp.ResultTypeInputRequired
+	} else if h.ResultType == "" {
 		h.ResultType = mcp.ResultTypeComplete
 	}
 	switch {

@@ -47,8 +47,12 @@ type recording struct {
 
 func (r recording) Read(ctx context.Context) ([]byte, error) {
 	msg, err := r.Conn.Read(ctx)
-	if err == nil && strings.Contains(string(msg), `"method"`) {
-		spectest.ValidateMessage(r.t, mcp.LatestVersion, msg, "")
+	if err == nil {
+		if m, _, derr := jsonrpc.DecodeMessage(msg); derr == nil {
+			if _, isReq := m.(*jsonrpc.Request); isReq {
+				spectest.ValidateMessage(r.t, mcp.LatestVersion, msg, "")
+			}
+		}
 	}
 	return msg, err
 }

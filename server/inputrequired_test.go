@@ -1,0 +1,157 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+)
+
+// askingServer answers every carrier with whatever ask returns on the first
+// round, and completes once the retry carries an answer under "q".
+func askingServer(ask func() *mcp.InputRequiredResult) *server.Server {
+	s := server.New(mcp.Implementation{Name: "asking", Version: "1"}, nil)
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.InputResponses.Has("q") {
+			ans, err := p.InputResponses.Elicit("q")
+			if err != nil {
+				return nil, server.InvalidParams("Invalid params: %v", err)
+			}
+			return mcp.TextResult("answer: " + string(ans.Action) + " state: " + p.RequestState), nil
+		}
+		return ask(), nil
+	})
+	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		return ask(), nil
+	})
+	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+		return ask(), nil
+	})
+	return s
+}
+
+func elicitForm() *mcp.InputRequiredResult {
+	return &mcp.InputRequiredResult{
+		InputRequests: mcp.InputRequests{"q": mcp.NewElicitFormRequest("Which region?", mcp.ElicitRequestedSchema{
+			Properties: map[string]mcp.PrimitiveSchemaDefinition{"region": &mcp.StringSchema{}},
+		})},
+		RequestState:  "round-1",
+	}
+}
+
+func metaWith(caps string) *mcp.RequestMetaObject {
+	m := meta()
+	var c mcp.ClientCapabilities
+	if err := json.Unmarshal([]byte(caps), &c); err != nil {
+		panic(err)
+	}
+	m.ClientCapabilities = &c
+	return m
+}
+
+func TestInputRequiredOnEveryCarrier(t *testing.T) {
+	rc := dial(t, askingServer(elicitForm))
+	calls := []struct {
+		method string
+		params any
+	}{
+		{mcp.MethodCallTool, &mcp.CallToolRequestParams{Meta: metaWith(`{"elicitation":{}}`), Name: "provision"}},
+		{mcp.MethodGetPrompt, &mcp.GetPromptRequestParams{Meta: metaWith(`{"elicitation":{}}`), Name: "p"}},
+		{mcp.MethodReadResource, &mcp.ReadResourceRequestParams{Meta: metaWith(`{"elicitation":{}}`), URI: "file:///x"}},
+	}
+	for _, c := range calls {
+		res, err := rc.call(t, c.method, c.params)
+		if err != nil {
+			t.Fatalf("%s: %v", c.method, err)
+		}
+		spectest.Validate(t, mcp.LatestVersion, "InputRequiredResult", res)
+		var probe map[string]json.RawMessage
+		json.Unmarshal(res, &probe)
+		if string(probe["resultType"]) != `"input_required"` || probe["_meta"] == nil || probe["requestState"] == nil {
+			t.Errorf("%s: %s", c.method, res)
+		}
+		for _, field := range []string{"content", "messages", "contents", "ttlMs", "cacheScope"} {
+			if _, ok := probe[field]; ok {
+				t.Errorf("%s: input_required result carries %q: %s", c.method, field, res)
+			}
+		}
+	}
+}
+
+func TestInputRequiredCapabilityGate(t *testing.T) {
+	cases := []struct {
+		name, caps, want string
+		ask              func() *mcp.InputRequiredResult
+	}{
+		{"form elicitation without elicitation", `{}`, `{"elicitation":{}}`, elicitForm},
+		{"url elicitation with form only", `{"elicitation":{}}`, `{"elicitation":{"url":{}}}`, func() *mcp.InputRequiredResult {
+			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"q": mcp.NewElicitURLRequest("Sign in", "https://example.com/login")}}
+		}},
+		{"sampling without sampling", `{"elicitation":{}}`, `{"sampling":{}}`, func() *mcp.InputRequiredResult {
+			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"q": mcp.NewCreateMessageRequest(mcp.CreateMessageRequestParams{
+				Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.SamplingContent{&mcp.TextContent{Text: "hi"}}}}, MaxTokens: 10})}}
+		}},
+		{"sampling tools without sampling.tools", `{"sampling":{}}`, `{"sampling":{"tools":{}}}`, func() *mcp.InputRequiredResult {
+			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"q": mcp.NewCreateMessageRequest(mcp.CreateMessageRequestParams{
+				Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.SamplingContent{&mcp.TextContent{Text: "hi"}}}},
+				MaxTokens: 10,
+				Tools:     []mcp.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+			})}}
+		}},
+		{"roots without roots", `{"sampling":{}}`, `{"roots":{}}`, func() *mcp.InputRequiredResult {
+			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"q": mcp.NewListRootsRequest()}}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rc := dial(t, askingServer(c.ask))
+			_, err := rc.call(t, mcp.MethodCallTool, &mcp.CallToolRequestParams{Meta: metaWith(c.caps), Name: "x"})
+			data, ok := mcp.AsMissingRequiredClientCapability(err)
+			if !ok {
+				t.Fatalf("got %v, want -32021", err)
+			}
+			got, _ := json.Marshal(data.RequiredCapabilities)
+			if string(got) != c.want {
+				t.Errorf("requiredCapabilities = %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestInvalidInputRequiredIsInternalError(t *testing.T) {
+	rc := dial(t, askingServer(func() *mcp.InputRequiredResult { return &mcp.InputRequiredResult{} }))
+	_, err := rc.call(t, mcp.MethodCallTool, &mcp.CallToolRequestParams{Meta: metaWith(`{"elicitation":{}}`), Name: "x"})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError {
+		t.Fatalf("empty InputRequiredResult: %v, want -32603", err)
+	}
+}
+
+func TestRetryReadsInputResponses(t *testing.T) {
+	rc := dial(t, askingServer(elicitForm))
+	res, err := rc.call(t, mcp.MethodCallTool, json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"x",`+
+		`"inputResponses":{"q":{"action":"accept","content":{"region":"eu-west-1"}},"unknown_extra":{"x":1}},"requestState":"round-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), "answer: accept state: round-1") {
+		t.Fatalf("retry result %s", res)
+	}
+}
+
+func TestMalformedInputResponses(t *testing.T) {
+	rc := dial(t, askingServer(elicitForm))
+	for _, ir := range []string{`5`, `"x"`, `[]`, `{"q":12345}`, `{"q":"accept"}`} {
+		_, err := rc.call(t, mcp.MethodCallTool, json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}},"name":"x","inputResponses":`+ir+`}`))
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("inputResponses %s: %v, want -32602", ir, err)
+		}
+	}
+}
