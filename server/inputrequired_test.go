@@ -41,7 +41,7 @@ func elicitForm() *mcp.InputRequiredResult {
 		InputRequests: mcp.InputRequests{"q": mcp.NewElicitFormRequest("Which region?", mcp.ElicitRequestedSchema{
 			Properties: map[string]mcp.PrimitiveSchemaDefinition{"region": &mcp.StringSchema{}},
 		})},
-		RequestState:  "round-1",
+		RequestState: "round-1",
 	}
 }
 
