@@ -33,14 +33,32 @@ func decodeComplete[R any](method string, raw json.RawMessage) (*R, error) {
 }
 
 // Discover asks the server which protocol versions and capabilities it
-// has (server/discover).
+// has (server/discover). The result also becomes what ServerInfo and
+// ServerCapabilities report. A serverInfo sent at the top level of the
+// result, where drafts of 2026-07-28 had it, is moved into its _meta.
 func (s *Session) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
 	p := &mcp.RequestParams{}
 	raw, err := s.call(ctx, mcp.MethodDiscover, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
 		return nil, err
 	}
-	return decodeComplete[mcp.DiscoverResult](mcp.MethodDiscover, raw)
+	d, err := decodeComplete[mcp.DiscoverResult](mcp.MethodDiscover, raw)
+	if err != nil {
+		return nil, err
+	}
+	if d.Meta == nil || d.Meta.ServerInfo == nil {
+		var legacy struct {
+			ServerInfo *mcp.Implementation `json:"serverInfo"`
+		}
+		if json.Unmarshal(raw, &legacy) == nil && legacy.ServerInfo != nil {
+			if d.Meta == nil {
+				d.Meta = &mcp.ResultMetaObject{}
+			}
+			d.Meta.ServerInfo = legacy.ServerInfo
+		}
+	}
+	s.discovered.Store(d)
+	return d, nil
 }
 
 // ListTools returns one page of tools; cursor "" is the first page.
@@ -100,10 +118,14 @@ func (s *Session) ResourceTemplates(ctx context.Context) iter.Seq2[*mcp.Resource
 // forever cannot keep a caller looping.
 const maxPages = 10000
 
+// pages iterates over the items of every page, fetching a page only when the
+// previous one has been consumed. A cursor the server hands out a second
+// time would start a cycle, so it ends the iteration with an error.
 func pages[R any, T any](ctx context.Context, fetch func(context.Context, string) (*R, error), items func(*R) ([]T, string)) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		var zero *T
 		cursor := ""
+		seen := make(map[string]struct{})
 		for range maxPages {
 			page, err := fetch(ctx, cursor)
 			if err != nil {
@@ -119,27 +141,40 @@ func pages[R any, T any](ctx context.Context, fetch func(context.Context, string
 			if next == "" {
 				return
 			}
-			if next == cursor {
-				yield(zero, fmt.Errorf("client: server returned the same cursor twice"))
+			if _, dup := seen[next]; dup {
+				yield(zero, &InvalidResponseError{Method: listMethod[R](), Err: fmt.Errorf("the server returned cursor %q a second time", next)})
 				return
 			}
+			seen[next] = struct{}{}
 			cursor = next
 		}
-		yield(zero, fmt.Errorf("client: more than %d pages", maxPages))
+		yield(zero, fmt.Errorf("client: %s: more than %d pages", listMethod[R](), maxPages))
 	}
 }
 
+// listMethod names the list method whose result type is R.
+func listMethod[R any]() string {
+	switch any((*R)(nil)).(type) {
+	case *mcp.ListToolsResult:
+		return mcp.MethodListTools
+	case *mcp.ListPromptsResult:
+		return mcp.MethodListPrompts
+	case *mcp.ListResourcesResult:
+		return mcp.MethodListResources
+	case *mcp.ListResourceTemplatesResult:
+		return mcp.MethodListResourceTemplates
+	}
+	return "list"
+}
+
 // CallTool calls a tool. args is anything that encodes as a JSON object (a
-// map or a struct), or nil for none. A tool that failed reports it in the
-// result (IsError), not as an error.
+// map, a struct or a json.RawMessage), or nil (or anything encoding as
+// null) for none. A tool that failed reports it in the result (IsError),
+// not as an error.
 func (s *Session) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
 	p := &mcp.CallToolRequestParams{Name: name}
-	if args != nil {
-		raw, err := json.Marshal(args)
-		if err != nil {
-			return nil, fmt.Errorf("client: encoding arguments of %s: %w", name, err)
-		}
-		p.Arguments = raw
+	if err := p.SetArguments(args); err != nil {
+		return nil, fmt.Errorf("client: arguments of %s: %w", name, err)
 	}
 	raw, err := s.call(ctx, mcp.MethodCallTool, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
@@ -197,6 +232,9 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (*mcp.ReadResour
 
 // Complete asks for completions of a prompt or resource-template argument.
 func (s *Session) Complete(ctx context.Context, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+	if p == nil {
+		return nil, errors.New("client: Complete needs params")
+	}
 	c := *p
 	raw, err := s.call(ctx, mcp.MethodComplete, &c, func(m *mcp.RequestMetaObject) { c.Meta = m })
 	if err != nil {

@@ -16,7 +16,9 @@
 // carries the protocol version, the client's capabilities and its info in
 // _meta, and the session adds them for you. If the server answers a request
 // with -32022 (unsupported protocol version), the session switches to a
-// version both sides speak and retries once.
+// version both sides speak and retries once (unless Options.ProtocolVersion
+// pins the version); when there is none, the error wraps
+// ErrUnsupportedVersion.
 //
 // List methods come in two forms: one page at a time (ListTools) and as an
 // iterator over every item of every page (Tools), for use with range:

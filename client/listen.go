@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
@@ -37,6 +38,11 @@ type Subscription struct {
 	events  chan ListenEvent
 	acked   chan struct{}
 	ackOnce sync.Once
+	done    chan struct{} // closed once the stream has ended and err is set
+
+	// serverCancelled is set when the server ended the stream with
+	// notifications/cancelled rather than with its result.
+	serverCancelled atomic.Bool
 
 	mu  sync.Mutex
 	err error
@@ -48,7 +54,9 @@ var ErrListenEnded = errors.New("client: the server ended the subscription")
 
 // Listen opens a subscriptions/listen stream for the notifications filter
 // asks for, and returns once the server has acknowledged it. The stream
-// lasts until ctx ends, Close is called, or the server ends it.
+// lasts until ctx ends, Close is called, the session closes, or the server
+// ends it. If the server fails the request before acknowledging it, Listen
+// returns the error.
 func (s *Session) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Subscription, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	sub := &Subscription{
@@ -57,65 +65,109 @@ func (s *Session) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*S
 		cancel:  cancel,
 		events:  make(chan ListenEvent, 64),
 		acked:   make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		cancel()
+		return nil, jsonrpc.ErrConnClosed
+	}
 	s.subs[sub.ID] = sub
+	s.streams.Add(1)
 	s.mu.Unlock()
 
-	callDone := make(chan error, 1)
 	go func() {
+		defer s.streams.Done()
+		defer cancel()
 		p := &mcp.SubscriptionsListenRequestParams{Notifications: filter}
 		raw, err := s.callID(ctx, sub.ID, mcp.MethodSubscriptionsListen, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
-		if err == nil {
+		switch {
+		case err == nil:
 			_, err = decodeComplete[mcp.SubscriptionsListenResult](mcp.MethodSubscriptionsListen, raw)
 			if err == nil {
 				err = ErrListenEnded
 			}
+		case sub.serverCancelled.Load():
+			err = ErrListenEnded
 		}
 		sub.end(err)
-		callDone <- err
 	}()
 	select {
 	case <-sub.acked:
 		return sub, nil
-	case err := <-callDone:
-		return nil, err
+	case <-sub.done:
+		select {
+		case <-sub.acked:
+			// Acknowledged and ended at once: the caller still gets the
+			// stream, with what it delivered, and Err says why it ended.
+			return sub, nil
+		default:
+			return nil, sub.Err()
+		}
 	}
 }
 
 // Events returns the stream's notifications. The channel is closed when the
-// stream ends; Err then says why.
+// stream ends; Err then says why. Up to 64 notifications are buffered; when
+// the buffer is full, further ones are dropped (and logged), so a consumer
+// that falls behind should re-list what it watches.
 func (sub *Subscription) Events() <-chan ListenEvent { return sub.events }
 
 // Err returns why the stream ended: ErrListenEnded when the server ended
-// it, context.Canceled after Close, or another error. It is nil while the
-// stream is open.
+// it, context.Canceled after Close (or the error of Listen's context when
+// that ended), jsonrpc.ErrConnClosed when the session closed, or another
+// error. It is nil while the stream is open.
 func (sub *Subscription) Err() error {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	return sub.err
 }
 
+// Done is closed when the stream has ended, after Events is closed and Err
+// is set.
+func (sub *Subscription) Done() <-chan struct{} { return sub.done }
+
 // Close ends the stream: the server is told to stop (on stream transports by
-// a cancellation notification).
+// a cancellation notification). It returns once the stream has ended, so
+// Events is closed and Err is set by then. Closing a stream that has
+// already ended does nothing.
 func (sub *Subscription) Close() error {
 	sub.cancel()
+	<-sub.done
 	return nil
 }
 
 func (sub *Subscription) end(err error) {
 	s := sub.session
 	s.mu.Lock()
-	_, live := s.subs[sub.ID]
 	delete(s.subs, sub.ID)
 	s.mu.Unlock()
-	if !live {
-		return
-	}
+	// From here on routeSubscription cannot find the stream, so nothing
+	// sends on events any more.
 	sub.mu.Lock()
 	sub.err = err
 	sub.mu.Unlock()
 	close(sub.events)
+	close(sub.done)
+}
+
+// cancelledByServer ends the listen stream whose request the server
+// cancelled, if it is one.
+func (s *Session) cancelledByServer(req *jsonrpc.Request) {
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil || !p.RequestID.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	sub := s.subs[p.RequestID]
+	s.mu.Unlock()
+	if sub != nil {
+		sub.serverCancelled.Store(true)
+		sub.cancel()
+	}
 }
 
 // routeSubscription hands a notification tagged with a subscription id to

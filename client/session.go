@@ -18,21 +18,26 @@ import (
 type Session struct {
 	client *Client
 	conn   *jsonrpc.Conn
+	tc     *onceCloser // the transport connection under conn
 
 	meta       atomic.Pointer[mcp.RequestMetaObject] // the _meta of every request, for the current version
 	discovered atomic.Pointer[mcp.DiscoverResult]
 
+	pinned bool // the version is pinned: never switch it
+
 	nextToken atomic.Int64 // progress tokens
 	nextSub   atomic.Int64 // listen request ids
 
-	mu   sync.Mutex
-	subs map[jsonrpc.ID]*Subscription
+	mu      sync.Mutex
+	subs    map[jsonrpc.ID]*Subscription // open listen streams, by request id
+	closing bool                         // Close has begun: no new streams
+	streams sync.WaitGroup               // listen goroutines; Add only under mu while !closing
 }
 
-func newSession(c *Client, tc transport.Conn, version mcp.ProtocolVersion) *Session {
-	s := &Session{client: c, subs: make(map[jsonrpc.ID]*Subscription)}
+func newSession(c *Client, tc transport.Conn, version mcp.ProtocolVersion, pinned bool) *Session {
+	s := &Session{client: c, subs: make(map[jsonrpc.ID]*Subscription), pinned: pinned, tc: &onceCloser{Conn: tc}}
 	s.setVersion(version)
-	s.conn = jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
+	s.conn = jsonrpc.NewConn(s.tc, &jsonrpc.ConnOptions{
 		Logger:  c.log,
 		Handler: jsonrpc.HandlerFunc(s.handle),
 	})
@@ -54,8 +59,8 @@ func (s *Session) setVersion(v mcp.ProtocolVersion) {
 // ProtocolVersion returns the protocol version the session speaks.
 func (s *Session) ProtocolVersion() mcp.ProtocolVersion { return s.meta.Load().ProtocolVersion }
 
-// ServerInfo returns the server's self-description from server/discover, or
-// nil if it sent none.
+// ServerInfo returns the server's self-description from the latest
+// server/discover result, or nil if it sent none.
 func (s *Session) ServerInfo() *mcp.Implementation {
 	if d := s.discovered.Load(); d != nil && d.Meta != nil {
 		return d.Meta.ServerInfo
@@ -63,8 +68,8 @@ func (s *Session) ServerInfo() *mcp.Implementation {
 	return nil
 }
 
-// ServerCapabilities returns the capabilities the server declared in
-// server/discover.
+// ServerCapabilities returns the capabilities the server declared in the
+// latest server/discover result. The result is shared: do not modify it.
 func (s *Session) ServerCapabilities() *mcp.ServerCapabilities {
 	if d := s.discovered.Load(); d != nil {
 		return &d.Capabilities
@@ -72,8 +77,34 @@ func (s *Session) ServerCapabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{}
 }
 
-// Close ends the session and closes its transport.
-func (s *Session) Close() error { return s.conn.Close() }
+// Close ends the session and closes its transport. Calls in flight fail
+// with an error wrapping jsonrpc.ErrConnClosed, and open subscriptions end
+// (their Events channels are closed) before Close returns. For a transport
+// that runs a server process, Close also reports how the process ended.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.conn.Close()
+	s.streams.Wait()
+	// The connection may have closed the transport already, when the
+	// server went away first; its result is kept for this call.
+	return s.tc.Close()
+}
+
+// onceCloser closes a transport connection once and remembers the result,
+// so that Session.Close reports it even when the JSON-RPC connection closed
+// the transport first (for a server process: how the process ended).
+type onceCloser struct {
+	transport.Conn
+	once sync.Once
+	err  error
+}
+
+func (c *onceCloser) Close() error {
+	c.once.Do(func() { c.err = c.Conn.Close() })
+	return c.err
+}
 
 // Done is closed when the session has ended.
 func (s *Session) Done() <-chan struct{} { return s.conn.Done() }
@@ -98,6 +129,12 @@ func (s *Session) call(ctx context.Context, method string, params any, setMeta f
 
 // callID is call with a chosen request id (the zero ID lets the connection
 // choose).
+//
+// A -32022 (unsupported protocol version) answer switches the session to
+// the newest version that the server lists and the client speaks, and sends
+// the request once more with it. A session with a pinned version, a list
+// with nothing in common, and a second -32022 all end in an error wrapping
+// ErrUnsupportedVersion: the session never loops.
 func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
 	retried := false
 	for {
@@ -116,16 +153,19 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 		if err == nil {
 			return res, nil
 		}
-		if retried {
-			return nil, err
-		}
 		data, ok := mcp.AsUnsupportedProtocolVersion(err)
 		if !ok {
 			return nil, err
 		}
-		next := mutualVersion(data.Supported)
+		if retried {
+			return nil, fmt.Errorf("client: %s: server refused protocol version %s after negotiation: %w (%w)", method, meta.ProtocolVersion, ErrUnsupportedVersion, err)
+		}
+		if s.pinned {
+			return nil, fmt.Errorf("client: %s: server refused the pinned protocol version %s (it supports %v): %w (%w)", method, meta.ProtocolVersion, data.Supported, ErrUnsupportedVersion, err)
+		}
+		next := s.client.mutualVersion(data.Supported)
 		if next == "" || next == meta.ProtocolVersion {
-			return nil, fmt.Errorf("client: server supports %v: %w (%w)", data.Supported, ErrUnsupportedVersion, err)
+			return nil, fmt.Errorf("client: %s: server supports %v: %w (%w)", method, data.Supported, ErrUnsupportedVersion, err)
 		}
 		s.client.log.Debug("client: switching protocol version", "from", meta.ProtocolVersion, "to", next)
 		s.setVersion(next)
@@ -140,6 +180,11 @@ func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
 	}
 	switch req.Method {
+	case jsonrpc.CancelMethod:
+		// On stdio a server may end a listen stream by cancelling its
+		// request.
+		s.cancelledByServer(req)
+		return nil, nil
 	case mcp.NotificationProgress:
 		if f := s.client.opts.OnProgress; f != nil {
 			var p mcp.ProgressNotificationParams
