@@ -10,8 +10,8 @@ import (
 	"github.com/parley-mcp/parley/mcp"
 )
 
-// ErrInputRequired is returned when a server answers with an
-// InputRequiredResult, which this session does not fulfil yet.
+// ErrInputRequired matches the errors of a call whose server asked for
+// input the client cannot give: a *MissingCallbackError.
 var ErrInputRequired = errors.New("client: the server asked for input (input_required)")
 
 // decodeComplete decodes a result that must be complete: a missing
@@ -167,67 +167,45 @@ func listMethod[R any]() string {
 	return "list"
 }
 
-// CallTool calls a tool. args is anything that encodes as a JSON object (a
-// map, a struct or a json.RawMessage), or nil (or anything encoding as
-// null) for none. A tool that failed reports it in the result (IsError),
-// not as an error.
+// CallTool calls a tool and returns its complete result. args is anything
+// that encodes as a JSON object (a map or a struct), or nil for none. A tool
+// that failed reports it in the result (IsError), not as an error.
+//
+// When the server needs input first, CallTool runs the multi-round-trip
+// loop: it answers each round's input requests with the client's callbacks
+// (Options.Elicit, Sample, ListRoots), repeats the call with the answers and
+// the server's requestState, and returns only the final result. See
+// Options.Loop for its limits, and Begin/Continue to drive it yourself.
 func (s *Session) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	p := &mcp.CallToolRequestParams{Name: name}
-	if err := p.SetArguments(args); err != nil {
-		return nil, fmt.Errorf("client: arguments of %s: %w", name, err)
-	}
-	raw, err := s.call(ctx, mcp.MethodCallTool, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	call, err := ToolCall(name, args)
 	if err != nil {
 		return nil, err
 	}
-	out, err := mcp.DecodeCallToolOutcome(raw)
+	res, err := s.run(ctx, call)
 	if err != nil {
-		return nil, &InvalidResponseError{Method: mcp.MethodCallTool, Err: err}
+		return nil, err
 	}
-	switch r := out.(type) {
-	case *mcp.CallToolResult:
-		return r, nil
-	default:
-		return nil, ErrInputRequired
-	}
+	return res.(*mcp.CallToolResult), nil
 }
 
-// GetPrompt gets a prompt with its arguments.
+// GetPrompt gets a prompt with its arguments, running the multi-round-trip
+// loop like CallTool when the server needs input first.
 func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	p := &mcp.GetPromptRequestParams{Name: name, Arguments: args}
-	raw, err := s.call(ctx, mcp.MethodGetPrompt, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	res, err := s.run(ctx, PromptCall(name, args))
 	if err != nil {
 		return nil, err
 	}
-	out, err := mcp.DecodeGetPromptOutcome(raw)
-	if err != nil {
-		return nil, &InvalidResponseError{Method: mcp.MethodGetPrompt, Err: err}
-	}
-	switch r := out.(type) {
-	case *mcp.GetPromptResult:
-		return r, nil
-	default:
-		return nil, ErrInputRequired
-	}
+	return res.(*mcp.GetPromptResult), nil
 }
 
-// ReadResource reads a resource.
+// ReadResource reads a resource, running the multi-round-trip loop like
+// CallTool when the server needs input first.
 func (s *Session) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	p := &mcp.ReadResourceRequestParams{URI: uri}
-	raw, err := s.call(ctx, mcp.MethodReadResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	res, err := s.run(ctx, ResourceCall(uri))
 	if err != nil {
 		return nil, err
 	}
-	out, err := mcp.DecodeReadResourceOutcome(raw)
-	if err != nil {
-		return nil, &InvalidResponseError{Method: mcp.MethodReadResource, Err: err}
-	}
-	switch r := out.(type) {
-	case *mcp.ReadResourceResult:
-		return r, nil
-	default:
-		return nil, ErrInputRequired
-	}
+	return res.(*mcp.ReadResourceResult), nil
 }
 
 // Complete asks for completions of a prompt or resource-template argument.

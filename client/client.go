@@ -14,8 +14,20 @@ import (
 
 // Options configures a Client. A nil *Options means defaults.
 type Options struct {
-	// Capabilities are declared on every request. Default: none ({}).
+	// Capabilities are declared on every request. Default: what the
+	// callbacks below can answer (elicitation for Elicit, sampling for
+	// Sample, roots for ListRoots), or none ({}).
 	Capabilities *mcp.ClientCapabilities
+	// Elicit answers a server's elicitation requests (forms, URLs to open).
+	Elicit ElicitFunc
+	// Sample answers a server's sampling requests with the host's model.
+	Sample SampleFunc
+	// ListRoots tells a server the client's roots.
+	ListRoots ListRootsFunc
+	// Loop tunes the automatic multi-round-trip loop of CallTool,
+	// GetPrompt and ReadResource: the round limit, the backoff on rounds
+	// that carry only state, and a hook that sees every round.
+	Loop *LoopOptions
 	// ProtocolVersion pins the protocol version: every request carries it,
 	// and a server that refuses it (-32022) makes the request fail with an
 	// error wrapping ErrUnsupportedVersion instead of switching versions.
@@ -48,6 +60,8 @@ type Client struct {
 	// versions are the protocol versions the client speaks, newest
 	// (preferred) first.
 	versions []mcp.ProtocolVersion
+
+	loop loopPolicy
 }
 
 // spokenVersions returns the versions a client speaks, newest first: the
@@ -70,8 +84,9 @@ func New(info mcp.Implementation, opts *Options) *Client {
 		c.opts = *opts
 	}
 	if c.opts.Capabilities == nil {
-		c.opts.Capabilities = &mcp.ClientCapabilities{}
+		c.opts.Capabilities = deriveCapabilities(&c.opts)
 	}
+	c.loop = newLoopPolicy(c.opts.Loop)
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.Default()

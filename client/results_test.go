@@ -173,16 +173,30 @@ func TestResultTypes(t *testing.T) {
 					t.Errorf("%s: error %v does not match mcp.ErrUnknownResultType", c.method, err)
 				}
 			}
-			// input_required: only the three carriers may send it, and the
-			// client does not fulfil it yet.
-			err := answer(t, sess, f, c, `{"resultType":"input_required","requestState":"s"}`)
+			// input_required: only the three carriers may send it. A
+			// round with only state is retried with the state echoed; a
+			// round asking for a kind the client has no callback for ends
+			// the call.
 			if c.carrier {
+				done := async(func() error { return c.call(sess) })
+				m := f.expect(c.method)
+				f.reply(m.ID, `{"resultType":"input_required","requestState":"s"}`)
+				retry := f.expect(c.method)
+				if !strings.Contains(string(retry.Params), `"requestState":"s"`) || string(retry.ID) == string(m.ID) {
+					t.Errorf("%s retry %s does not echo the state under a new id", c.method, retry.Raw)
+				}
+				f.reply(retry.ID, `{"resultType":"complete",`+c.complete+`}`)
+				if err := <-done; err != nil {
+					t.Errorf("%s: state-only round then complete: %v", c.method, err)
+				}
+				err := answer(t, sess, f, c, `{"resultType":"input_required","inputRequests":{"k":{"method":"roots/list"}}}`)
 				if !errors.Is(err, client.ErrInputRequired) {
-					t.Errorf("%s input_required: %v, want ErrInputRequired", c.method, err)
+					t.Errorf("%s input_required without a callback: %v, want ErrInputRequired", c.method, err)
 				}
 				// An input_required result with nothing in it is broken.
 				wantInvalid(t, answer(t, sess, f, c, `{"resultType":"input_required"}`), c.method)
 			} else {
+				err := answer(t, sess, f, c, `{"resultType":"input_required","requestState":"s"}`)
 				wantInvalid(t, err, c.method)
 				if errors.Is(err, client.ErrInputRequired) {
 					t.Errorf("%s: input_required reported as ErrInputRequired", c.method)
@@ -209,18 +223,20 @@ func TestDiscoverInvalidResultFailsConnect(t *testing.T) {
 	})
 }
 
+// The fixture's "ask" only ever answers with state: the loop retries it,
+// with backoff, until the round limit.
 func TestInputRequiredFromRealServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		sess, _ := connect(t, newClient(nil), fixture(nil))
-		if _, err := sess.CallTool(ctx, "ask", nil); !errors.Is(err, client.ErrInputRequired) {
-			t.Errorf("CallTool: %v, want ErrInputRequired", err)
+		if _, err := sess.CallTool(ctx, "ask", nil); !errors.Is(err, client.ErrTooManyRounds) {
+			t.Errorf("CallTool: %v, want ErrTooManyRounds", err)
 		}
-		if _, err := sess.GetPrompt(ctx, "ask", nil); !errors.Is(err, client.ErrInputRequired) {
-			t.Errorf("GetPrompt: %v, want ErrInputRequired", err)
+		if _, err := sess.GetPrompt(ctx, "ask", nil); !errors.Is(err, client.ErrTooManyRounds) {
+			t.Errorf("GetPrompt: %v, want ErrTooManyRounds", err)
 		}
-		if _, err := sess.ReadResource(ctx, "file:///ask"); !errors.Is(err, client.ErrInputRequired) {
-			t.Errorf("ReadResource: %v, want ErrInputRequired", err)
+		if _, err := sess.ReadResource(ctx, "file:///ask"); !errors.Is(err, client.ErrTooManyRounds) {
+			t.Errorf("ReadResource: %v, want ErrTooManyRounds", err)
 		}
 		// The session is still good afterwards.
 		if _, err := sess.CallTool(ctx, "echo", echoArgs("still here")); err != nil {

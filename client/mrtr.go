@@ -1,0 +1,225 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/parley-mcp/parley/mcp"
+)
+
+// Call is what a multi-round-trip call asks for: the method and its target
+// (a tool or prompt name and arguments, or a resource URI). It is the same
+// on every round: a retry is the original call repeated, not a new one.
+type Call struct {
+	// Method is mcp.MethodCallTool, mcp.MethodGetPrompt or
+	// mcp.MethodReadResource.
+	Method string `json:"method"`
+	// Name is the tool or prompt.
+	Name string `json:"name,omitempty"`
+	// URI is the resource.
+	URI string `json:"uri,omitempty"`
+	// Arguments are the tool's arguments (a JSON object) or the prompt's
+	// (a JSON object of strings).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ToolCall returns the Call of tool name with args (anything that encodes
+// as a JSON object, or nil).
+func ToolCall(name string, args any) (*Call, error) {
+	p := &mcp.CallToolRequestParams{}
+	if err := p.SetArguments(args); err != nil {
+		return nil, fmt.Errorf("client: arguments of %s: %w", name, err)
+	}
+	return &Call{Method: mcp.MethodCallTool, Name: name, Arguments: p.Arguments}, nil
+}
+
+// PromptCall returns the Call of prompt name with args.
+func PromptCall(name string, args map[string]string) *Call {
+	c := &Call{Method: mcp.MethodGetPrompt, Name: name}
+	if args != nil {
+		c.Arguments, _ = json.Marshal(args) // a map of strings always encodes
+	}
+	return c
+}
+
+// ResourceCall returns the Call that reads uri.
+func ResourceCall(uri string) *Call { return &Call{Method: mcp.MethodReadResource, URI: uri} }
+
+// Pending is a call the server answered with an InputRequiredResult: what it
+// asked, the state to echo, and how many rounds it has taken. A Pending is
+// plain data: marshal it to JSON to continue the call later, in another
+// process, with a fresh client (Session.Continue).
+type Pending struct {
+	// Call is the call being continued.
+	Call Call `json:"call"`
+	// InputRequests are what the server needs, by key. Answer every key
+	// under the same key in the responses given to Continue.
+	InputRequests mcp.InputRequests `json:"inputRequests,omitempty"`
+	// RequestState is the server's opaque state, echoed byte for byte on
+	// the next round ("" when the server sent none, and then none is sent).
+	RequestState string `json:"requestState,omitempty"`
+	// Round counts the input_required results of this call so far (1 after
+	// the first).
+	Round int `json:"round"`
+}
+
+// NeedsInput reports whether the server asked for anything: a Pending
+// without input requests only wants its state sent back (a server that is
+// not ready yet, or sheds load).
+func (p *Pending) NeedsInput() bool { return len(p.InputRequests) > 0 }
+
+// Begin sends the first round of call. It returns the complete result (an
+// *mcp.CallToolResult, *mcp.GetPromptResult or *mcp.ReadResourceResult), or,
+// when the server needs input, a Pending to fulfil and Continue.
+func (s *Session) Begin(ctx context.Context, call *Call) (mcp.AnyResult, *Pending, error) {
+	return s.round(ctx, call, 0, nil, "")
+}
+
+// Continue sends the next round of p with responses and p's request state,
+// exactly as given: nothing is added, merged or overwritten. It returns the
+// complete result or the next Pending. The session need not be the one that
+// began the call.
+func (s *Session) Continue(ctx context.Context, p *Pending, responses mcp.InputResponses) (mcp.AnyResult, *Pending, error) {
+	return s.round(ctx, &p.Call, p.Round, responses, p.RequestState)
+}
+
+// round sends one request of a multi-round-trip call.
+func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp.InputResponses, state string) (mcp.AnyResult, *Pending, error) {
+	var (
+		out mcp.AnyResult
+		ir  *mcp.InputRequiredResult
+		err error
+	)
+	switch call.Method {
+	case mcp.MethodCallTool:
+		var o mcp.CallToolOutcome
+		o, err = s.CallToolRound(ctx, &mcp.CallToolRequestParams{Name: call.Name, Arguments: call.Arguments, InputResponses: responses, RequestState: state})
+		out, _ = o.(mcp.AnyResult)
+	case mcp.MethodGetPrompt:
+		p := &mcp.GetPromptRequestParams{Name: call.Name, InputResponses: responses, RequestState: state}
+		if len(call.Arguments) > 0 {
+			if err := json.Unmarshal(call.Arguments, &p.Arguments); err != nil {
+				return nil, nil, fmt.Errorf("client: prompt arguments: %w", err)
+			}
+		}
+		var o mcp.GetPromptOutcome
+		o, err = s.GetPromptRound(ctx, p)
+		out, _ = o.(mcp.AnyResult)
+	case mcp.MethodReadResource:
+		var o mcp.ReadResourceOutcome
+		o, err = s.ReadResourceRound(ctx, &mcp.ReadResourceRequestParams{URI: call.URI, InputResponses: responses, RequestState: state})
+		out, _ = o.(mcp.AnyResult)
+	default:
+		return nil, nil, fmt.Errorf("client: %q cannot take part in a multi-round-trip call", call.Method)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if ir, _ = out.(*mcp.InputRequiredResult); ir == nil {
+		return out, nil, nil
+	}
+	return nil, &Pending{Call: *call, InputRequests: ir.InputRequests, RequestState: ir.RequestState, Round: done + 1}, nil
+}
+
+// CallToolRound sends one tools/call round exactly as p says — its
+// inputResponses and requestState included — and returns the union the
+// server answered: *mcp.CallToolResult or *mcp.InputRequiredResult. It is
+// the building block of loops you drive yourself; CallTool runs the loop
+// for you. The session sets p.Meta.
+func (s *Session) CallToolRound(ctx context.Context, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+	raw, err := s.call(ctx, mcp.MethodCallTool, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	out, err := mcp.DecodeCallToolOutcome(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Method: mcp.MethodCallTool, Err: err}
+	}
+	return out, nil
+}
+
+// GetPromptRound is CallToolRound for prompts/get.
+func (s *Session) GetPromptRound(ctx context.Context, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+	raw, err := s.call(ctx, mcp.MethodGetPrompt, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	out, err := mcp.DecodeGetPromptOutcome(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Method: mcp.MethodGetPrompt, Err: err}
+	}
+	return out, nil
+}
+
+// ReadResourceRound is CallToolRound for resources/read.
+func (s *Session) ReadResourceRound(ctx context.Context, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+	raw, err := s.call(ctx, mcp.MethodReadResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	if err != nil {
+		return nil, err
+	}
+	out, err := mcp.DecodeReadResourceOutcome(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Method: mcp.MethodReadResource, Err: err}
+	}
+	return out, nil
+}
+
+// run drives call to completion: it fulfils each round's input requests
+// with the client's callbacks and retries, within the client's round limit
+// and with backoff on rounds that only carry state.
+func (s *Session) run(ctx context.Context, call *Call) (mcp.AnyResult, error) {
+	pol := s.client.loop
+	res, p, err := s.Begin(ctx, call)
+	stateOnly := 0 // consecutive rounds that carried only state
+	for err == nil && p != nil {
+		if p.Round > pol.maxRounds {
+			return nil, &RoundsExceededError{Method: call.Method, Target: call.target(), Rounds: pol.maxRounds}
+		}
+		if pol.onRound != nil {
+			if err := pol.onRound(ctx, p); err != nil {
+				return nil, fmt.Errorf("client: round %d of %s %s refused: %w", p.Round, call.Method, call.target(), err)
+			}
+		}
+		var responses mcp.InputResponses
+		if p.NeedsInput() {
+			stateOnly = 0
+			if responses, err = s.Fulfil(ctx, p); err != nil {
+				return nil, err
+			}
+		} else {
+			if err := sleep(ctx, pol.backoff(stateOnly)); err != nil {
+				return nil, err
+			}
+			stateOnly++
+		}
+		res, p, err = s.Continue(ctx, p, responses)
+	}
+	return res, err
+}
+
+func (c *Call) target() string {
+	if c.Method == mcp.MethodReadResource {
+		return c.URI
+	}
+	return c.Name
+}
+
+// RoundsExceededError is returned when a server keeps answering
+// input_required past the client's round limit.
+type RoundsExceededError struct {
+	Method string // the call's method
+	Target string // the tool or prompt name, or the resource URI
+	Rounds int    // the limit
+}
+
+func (e *RoundsExceededError) Error() string {
+	return fmt.Sprintf("client: %s %s still asks for input after %d rounds", e.Method, e.Target, e.Rounds)
+}
+
+// Is makes errors.Is(err, ErrTooManyRounds) match.
+func (e *RoundsExceededError) Is(target error) bool { return target == ErrTooManyRounds }
+
+// ErrTooManyRounds matches every *RoundsExceededError.
+var ErrTooManyRounds = errors.New("client: too many input_required rounds")
