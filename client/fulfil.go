@@ -49,9 +49,9 @@ type LoopOptions struct {
 
 // loopPolicy is LoopOptions with defaults applied.
 type loopPolicy struct {
-	maxRounds           int
+	maxRounds                int
 	firstBackoff, maxBackoff time.Duration
-	onRound             func(context.Context, *Pending) error
+	onRound                  func(context.Context, *Pending) error
 }
 
 func newLoopPolicy(o *LoopOptions) loopPolicy {
