@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/parley-mcp/parley/mcp"
@@ -39,7 +38,8 @@ type LoopOptions struct {
 	// requestState (a server saying "not ready yet"); it doubles on each
 	// consecutive such round up to MaxBackoff. Default: 50ms.
 	Backoff time.Duration
-	// MaxBackoff caps Backoff. Default: 250ms.
+	// MaxBackoff caps every such wait, the first one included. Default:
+	// 250ms, or Backoff when that is longer.
 	MaxBackoff time.Duration
 	// OnRound, when set, sees every round before the client fulfils it:
 	// log or audit it, or return an error to refuse it, which ends the call
@@ -62,14 +62,16 @@ func newLoopPolicy(o *LoopOptions) loopPolicy {
 	if o.MaxRounds > 0 {
 		p.maxRounds = o.MaxRounds
 	}
-	if o.Backoff > 0 {
-		p.firstBackoff = o.Backoff
-	}
-	if o.MaxBackoff > 0 {
-		p.maxBackoff = o.MaxBackoff
-	}
-	if p.maxBackoff < p.firstBackoff {
-		p.maxBackoff = p.firstBackoff
+	// What the caller sets wins over the defaults, and MaxBackoff caps
+	// every wait: Backoff alone raises the default cap if it has to,
+	// MaxBackoff alone lowers the default first wait if it has to.
+	switch {
+	case o.Backoff > 0 && o.MaxBackoff > 0:
+		p.firstBackoff, p.maxBackoff = min(o.Backoff, o.MaxBackoff), o.MaxBackoff
+	case o.Backoff > 0:
+		p.firstBackoff, p.maxBackoff = o.Backoff, max(p.maxBackoff, o.Backoff)
+	case o.MaxBackoff > 0:
+		p.firstBackoff, p.maxBackoff = min(p.firstBackoff, o.MaxBackoff), o.MaxBackoff
 	}
 	p.onRound = o.OnRound
 	return p
@@ -130,60 +132,72 @@ func (e *CallbackError) Unwrap() error { return e.Err }
 
 // Fulfil answers every input request of p with the client's callbacks, all
 // at once, and returns the responses to Continue with. It fails without
-// calling anything if a callback is missing for any request, and with the
-// first callback error otherwise (the other callbacks' contexts are then
-// cancelled).
+// calling anything if a callback is missing for any request. Otherwise it
+// returns as soon as every callback has answered, a callback fails (with
+// that *CallbackError), or ctx ends (with ctx.Err()); the callbacks still
+// running then see their contexts cancelled, and their answers are
+// dropped. A Pending without input requests needs no responses: Fulfil
+// returns nil.
 func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, error) {
 	keys := p.InputRequests.Keys()
-	for _, k := range keys {
-		if !s.client.canAnswer(p.InputRequests[k]) {
-			return nil, &MissingCallbackError{Key: k, Method: p.InputRequests[k].Method()}
+	reqs := make([]mcp.InputRequest, len(keys))
+	for i, k := range keys {
+		r := p.InputRequests[k]
+		if r == nil {
+			return nil, fmt.Errorf("client: input request %q is empty", k)
 		}
+		if !s.client.canAnswer(r) {
+			return nil, &MissingCallbackError{Key: k, Method: r.Method()}
+		}
+		reqs[i] = r
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The first callback to fail cancels the others, and its error is the
+	// cause of cctx.
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	type answer struct {
 		key string
 		res mcp.InputResponse
 		err error
 	}
-	answers := make(chan answer, len(keys))
-	var wg sync.WaitGroup
-	for _, k := range keys {
-		wg.Add(1)
+	answers := make(chan answer, len(keys)) // never blocks a callback
+	for i, k := range keys {
+		r := reqs[i]
 		go func() {
-			defer wg.Done()
-			r, err := s.client.answer(ctx, p.InputRequests[k])
+			res, err := s.client.answer(cctx, r)
 			if err != nil {
-				err = &CallbackError{Key: k, Method: p.InputRequests[k].Method(), Err: err}
-				cancel()
+				err = &CallbackError{Key: k, Method: r.Method(), Err: err}
+				cancel(err)
 			}
-			answers <- answer{k, r, err}
+			answers <- answer{k, res, err}
 		}()
 	}
-	wg.Wait()
-	close(answers)
 	responses := make(mcp.InputResponses, len(keys))
-	var firstErr error
-	for a := range answers {
-		switch {
-		case a.err != nil:
-			// Prefer the callback that failed first over the ones that
-			// merely saw their context cancelled because of it.
-			if firstErr == nil || (errors.Is(firstErr, context.Canceled) && !errors.Is(a.err, context.Canceled)) {
-				firstErr = a.err
+	for i := 0; i < len(keys); i++ {
+		select {
+		case a := <-answers:
+			if a.err == nil {
+				if err := responses.Set(a.key, a.res); err != nil {
+					err = &CallbackError{Key: a.key, Method: p.InputRequests[a.key].Method(), Err: fmt.Errorf("encoding the answer: %w", err)}
+					cancel(err)
+					return nil, err
+				}
+				continue
 			}
-		case firstErr == nil:
-			if err := responses.Set(a.key, a.res); err != nil {
-				firstErr = fmt.Errorf("client: encoding the answer to %q: %w", a.key, err)
-			}
+		case <-cctx.Done():
 		}
-	}
-	if firstErr != nil {
-		if ctxErr := context.Cause(ctx); errors.Is(firstErr, context.Canceled) && ctxErr != nil && !errors.Is(ctxErr, context.Canceled) {
-			return nil, ctxErr
+		// A callback failed, or ctx ended (and a callback may have failed
+		// because of it): the caller's cancellation wins.
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		return nil, firstErr
+		return nil, context.Cause(cctx)
 	}
 	return responses, nil
 }

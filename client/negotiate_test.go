@@ -112,9 +112,6 @@ func TestNegotiateNothingInCommon(t *testing.T) {
 		{"several legacy", []mcp.ProtocolVersion{mcp.Version20251125, mcp.Version20250618}},
 		{"unknown only", []mcp.ProtocolVersion{"2030-01-01"}},
 		{"empty list", nil},
-		// A server refusing the very version it lists gets no second try:
-		// the same request would get the same answer.
-		{"the refused version", []mcp.ProtocolVersion{mcp.LatestVersion}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -137,6 +134,42 @@ func TestNegotiateNothingInCommon(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A server may refuse the very version it then lists as supported (a
+// transient refusal, or a server that checks something else): the client
+// retries once with it, as the conformance suite's request-metadata
+// scenario expects, and gives up on a second refusal.
+func TestNegotiateRefusedVersionRetriedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, tr := newFake(t)
+		res := connectAsync(newClient(nil), tr)
+		m := f.expect(mcp.MethodDiscover)
+		f.unsupported(m.ID, mcp.LatestVersion, mcp.LatestVersion)
+		retry := f.expect(mcp.MethodDiscover)
+		if string(retry.ID) == string(m.ID) {
+			t.Errorf("retry reused id %s", m.ID)
+		}
+		f.reply(retry.ID, `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"private"}`)
+		r := <-res
+		if r.err != nil {
+			t.Fatalf("Connect after one refusal: %v", r.err)
+		}
+		r.sess.Close()
+	})
+	synctest.Test(t, func(t *testing.T) {
+		f, tr := newFake(t)
+		res := connectAsync(newClient(nil), tr)
+		m := f.expect(mcp.MethodDiscover)
+		f.unsupported(m.ID, mcp.LatestVersion, mcp.LatestVersion)
+		m = f.expect(mcp.MethodDiscover)
+		f.unsupported(m.ID, mcp.LatestVersion, mcp.LatestVersion)
+		r := <-res
+		if !errors.Is(r.err, client.ErrUnsupportedVersion) {
+			t.Fatalf("second refusal: %v, want ErrUnsupportedVersion", r.err)
+		}
+		f.expectClosed()
+	})
 }
 
 // TestNegotiateMalformedData checks a -32022 whose data the client cannot

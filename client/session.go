@@ -164,7 +164,9 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 			return nil, fmt.Errorf("client: %s: server refused the pinned protocol version %s (it supports %v): %w (%w)", method, meta.ProtocolVersion, data.Supported, ErrUnsupportedVersion, err)
 		}
 		next := s.client.mutualVersion(data.Supported)
-		if next == "" || next == meta.ProtocolVersion {
+		// The same version again is worth one retry too: the retried flag
+		// bounds it, and some servers refuse transiently.
+		if next == "" {
 			return nil, fmt.Errorf("client: %s: server supports %v: %w (%w)", method, data.Supported, ErrUnsupportedVersion, err)
 		}
 		s.client.log.Debug("client: switching protocol version", "from", meta.ProtocolVersion, "to", next)

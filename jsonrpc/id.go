@@ -71,6 +71,8 @@ func (id ID) MarshalJSON() ([]byte, error) {
 var errBadID = errors.New("jsonrpc: id must be a string or a number")
 
 // UnmarshalJSON accepts a JSON string or number; null decodes to the zero ID.
+// It checks the text in place, so decoding costs one allocation: the copy
+// of the text the ID keeps.
 func (id *ID) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -81,12 +83,11 @@ func (id *ID) UnmarshalJSON(data []byte) error {
 		*id = ID{}
 		return nil
 	case c == '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
+		if !validIDString(data) {
 			return errBadID
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		if !json.Valid(data) {
+		if !validIDNumber(data) {
 			return errBadID
 		}
 	default:
@@ -95,3 +96,82 @@ func (id *ID) UnmarshalJSON(data []byte) error {
 	id.raw = string(data)
 	return nil
 }
+
+// validIDString reports whether d is exactly one JSON string, as
+// encoding/json would accept it (invalid UTF-8 included: encoding/json
+// replaces it when decoding, and an ID keeps the text as it is).
+func validIDString(d []byte) bool {
+	if len(d) < 2 || d[0] != '"' {
+		return false
+	}
+	for i := 1; i < len(d); i++ {
+		switch c := d[i]; {
+		case c == '"':
+			return i == len(d)-1
+		case c == '\\':
+			i++
+			if i >= len(d) {
+				return false
+			}
+			switch d[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(d) || !idHexDigit(d[i+1]) || !idHexDigit(d[i+2]) || !idHexDigit(d[i+3]) || !idHexDigit(d[i+4]) {
+					return false
+				}
+				i += 4
+			default:
+				return false
+			}
+		case c < 0x20:
+			return false
+		}
+	}
+	return false
+}
+
+func idHexDigit(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// validIDNumber reports whether d is exactly one JSON number.
+func validIDNumber(d []byte) bool {
+	i := 0
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && idDigit(d[i]) {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || !idDigit(d[i]) {
+			return false
+		}
+		for i < len(d) && idDigit(d[i]) {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || !idDigit(d[i]) {
+			return false
+		}
+		for i < len(d) && idDigit(d[i]) {
+			i++
+		}
+	}
+	return i == len(d)
+}
+
+func idDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -86,36 +87,142 @@ func BenchmarkDecodeCallToolOutcome(b *testing.B) {
 	}
 }
 
-// TestDecodeAllocations pins the allocation budget of the per-request
-// decoders, so that a regression shows up as a failing test.
-func TestDecodeAllocations(t *testing.T) {
+// callToolResult is a typical tools/call result: one text block and the
+// serverInfo the server stamps.
+var callToolResult = []byte(`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"weather-server","version":"1.2.0"}},` +
+	`"resultType":"complete","content":[{"type":"text","text":"Current weather in New York: 72°F, partly cloudy"}]}`)
+
+var getPromptResult = []byte(`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete",` +
+	`"description":"A greeting","messages":[{"role":"user","content":{"type":"text","text":"Say hello to Ada"}}]}`)
+
+var readResourceResult = []byte(`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete",` +
+	`"ttlMs":60000,"cacheScope":"public","contents":[{"uri":"file:///notes.txt","mimeType":"text/plain","text":"hello"}]}`)
+
+func BenchmarkDecodeCallToolResult(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(callToolResult)))
+	for b.Loop() {
+		if _, err := mcp.DecodeCallToolOutcome(callToolResult); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendCallToolResult(b *testing.B) {
+	r := mcp.TextResult("Current weather in New York: 72°F, partly cloudy")
+	r.ResultType = mcp.ResultTypeComplete
+	r.Meta = &mcp.ResultMetaObject{ServerInfo: &mcp.Implementation{Name: "s", Version: "1"}}
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = mcp.AppendJSON(buf[:0], r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeCallToolRequestParams(b *testing.B) {
+	var p mcp.CallToolRequestParams
+	if err := p.UnmarshalJSON(callToolParams); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(&p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type allocCase struct {
+	name string
+	max  float64
+	f    func()
+}
+
+// checkAllocBudget fails for each case that allocates more than its budget.
+func checkAllocBudget(t *testing.T, cases []allocCase) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race; make test checks them in a separate run without it")
+	}
 	if testing.Short() {
 		t.Skip("allocation counts are checked in full runs")
 	}
-	budget := []struct {
-		name string
-		max  float64
-		f    func()
-	}{
-		{"CallToolRequestParams.UnmarshalJSON", 10, func() {
+	for _, c := range cases {
+		if n := testing.AllocsPerRun(200, c.f); n > c.max {
+			t.Errorf("%s: %.1f allocations, budget %.0f", c.name, n, c.max)
+		} else {
+			t.Logf("%s: %.1f allocations (budget %.0f)", c.name, n, c.max)
+		}
+	}
+}
+
+// TestDecodeAllocBudget pins the allocation budget of the per-request and
+// per-result decoders, so that a regression shows up as a failing test.
+func TestDecodeAllocBudget(t *testing.T) {
+	text := []byte(`{"type":"text","text":"hello"}`)
+	impl := []byte(`{"name":"weather-server","version":"1.2.0"}`)
+	id := []byte(`"tok-1"`)
+	var m mcp.Implementation
+	checkAllocBudget(t, []allocCase{
+		// _meta with its capabilities and client info (1), the shared
+		// copy of the strings (1), arguments (1), the progress token (1).
+		{"CallToolRequestParams.UnmarshalJSON", 4, func() {
 			var p mcp.CallToolRequestParams
 			_ = p.UnmarshalJSON(callToolParams)
 		}},
-		{"json.Unmarshal CallToolRequestParams", 16, func() {
+		{"json.Unmarshal CallToolRequestParams", 10, func() {
 			var p mcp.CallToolRequestParams
 			_ = json.Unmarshal(callToolParams, &p)
 		}},
-		{"UnmarshalParams CallToolRequestParams retry", 12, func() {
+		{"UnmarshalParams CallToolRequestParams retry", 8, func() {
 			var p mcp.CallToolRequestParams
 			_ = mcp.UnmarshalParams(callToolParamsRetry, &p)
 		}},
-		{"DecodeRequestMeta", 8, func() { _, _ = mcp.DecodeRequestMeta(callToolParams) }},
+		{"DecodeRequestMeta", 4, func() { _, _ = mcp.DecodeRequestMeta(callToolParams) }},
+		// The result with its _meta, serverInfo and text block (1), the
+		// shared copy of the strings (1).
+		{"DecodeCallToolOutcome", 2, func() { _, _ = mcp.DecodeCallToolOutcome(callToolResult) }},
+		{"CallToolResult.UnmarshalJSON", 2, func() {
+			var r mcp.CallToolResult
+			_ = r.UnmarshalJSON(callToolResult)
+		}},
+		// As DecodeCallToolOutcome, with one message.
+		{"DecodeGetPromptOutcome", 2, func() { _, _ = mcp.DecodeGetPromptOutcome(getPromptResult) }},
+		// As DecodeCallToolOutcome, with one text contents.
+		{"DecodeReadResourceOutcome", 2, func() { _, _ = mcp.DecodeReadResourceOutcome(readResourceResult) }},
+		{"DecodeContentBlock text", 2, func() { _, _ = mcp.DecodeContentBlock(text) }},
+		// One copy of the strings (m is outside: icons make it escape).
+		{"Implementation.UnmarshalJSON", 1, func() { _ = m.UnmarshalJSON(impl) }},
+		{"jsonrpc.ID.UnmarshalJSON string", 1, func() {
+			var v jsonrpc.ID
+			_ = v.UnmarshalJSON(id)
+		}},
+	})
+}
+
+// TestEncodeAllocBudget pins the allocation budget of the per-request and
+// per-result encoders. MarshalJSON costs one allocation (its result) and
+// json.Marshal one more (its copy); AppendJSON into a buffer with room
+// costs none.
+func TestEncodeAllocBudget(t *testing.T) {
+	r := mcp.TextResult("Current weather in New York: 72°F, partly cloudy")
+	r.ResultType = mcp.ResultTypeComplete
+	r.Meta = &mcp.ResultMetaObject{ServerInfo: &mcp.Implementation{Name: "s", Version: "1"}}
+	var p mcp.CallToolRequestParams
+	if err := p.UnmarshalJSON(callToolParams); err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range budget {
-		if n := testing.AllocsPerRun(200, c.f); n > c.max {
-			t.Errorf("%s: %.0f allocations, budget %.0f", c.name, n, c.max)
-		} else {
-			t.Logf("%s: %.0f allocations (budget %.0f)", c.name, n, c.max)
-		}
-	}
+	buf := make([]byte, 0, 4096)
+	caps := &mcp.ClientCapabilities{}
+	checkAllocBudget(t, []allocCase{
+		{"json.Marshal CallToolResult", 2, func() { _, _ = json.Marshal(r) }},
+		{"AppendJSON CallToolResult", 0, func() { buf, _ = mcp.AppendJSON(buf[:0], r) }},
+		{"json.Marshal CallToolRequestParams", 2, func() { _, _ = json.Marshal(&p) }},
+		{"AppendJSON CallToolRequestParams", 0, func() { buf, _ = mcp.AppendJSON(buf[:0], &p) }},
+		{"json.Marshal ClientCapabilities{}", 2, func() { _, _ = json.Marshal(caps) }},
+		{"json.Marshal TextContent", 2, func() { _, _ = json.Marshal(r.Content[0]) }},
+	})
 }

@@ -1,10 +1,8 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // JSONValue is any JSON value, as encoding/json decodes it into any.
@@ -103,37 +101,32 @@ type Implementation struct {
 // UnmarshalJSON decodes an Implementation in one pass; it runs on every
 // request that carries clientInfo. Unknown members are ignored. The string
 // fields share one copy of the (small) object's text.
-func (m *Implementation) UnmarshalJSON(data []byte) error {
+func (m *Implementation) UnmarshalJSON(data []byte) error { return m.decode(data, nil) }
+
+// decode decodes m from data, taking its strings from a; a nil a stands for
+// an arena of data itself.
+func (m *Implementation) decode(data []byte, a *strArena) error {
 	*m = Implementation{}
 	if isNullJSON(data) {
 		return nil
 	}
-	var owned string
-	str := func(it *objectIter) (string, error) {
-		v := it.val
-		if len(v) >= 2 && v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
-			if owned == "" {
-				owned = string(data)
-			}
-			end := it.pos - 1
-			return owned[end-len(v)+2 : end], nil
-		}
-		return decodeString(v)
+	if a == nil {
+		a = &strArena{src: data}
 	}
 	it := newObjectIter(data)
 	for it.next() {
 		var err error
 		switch string(it.key) {
 		case "name":
-			m.Name, err = str(&it)
+			m.Name, err = a.str(it.val)
 		case "title":
-			m.Title, err = str(&it)
+			m.Title, err = a.str(it.val)
 		case "version":
-			m.Version, err = str(&it)
+			m.Version, err = a.str(it.val)
 		case "description":
-			m.Description, err = str(&it)
+			m.Description, err = a.str(it.val)
 		case "websiteUrl":
-			m.WebsiteURL, err = str(&it)
+			m.WebsiteURL, err = a.str(it.val)
 		case "icons":
 			err = json.Unmarshal(it.val, &m.Icons)
 		}
@@ -142,4 +135,48 @@ func (m *Implementation) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return it.err
+}
+
+// MarshalJSON writes the implementation as its struct tags say, without
+// encoding/json's reflection.
+func (m Implementation) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := m.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		type plain Implementation
+		return json.Marshal(plain(m))
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// appendJSON appends m as json.Marshal encodes the struct.
+func (m *Implementation) appendJSON(dst []byte) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, m.Name)
+	if m.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, m.Title)
+	}
+	dst = append(dst, `,"version":`...)
+	dst = appendJSONString(dst, m.Version)
+	if m.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, m.Description)
+	}
+	if m.WebsiteURL != "" {
+		dst = append(dst, `,"websiteUrl":`...)
+		dst = appendJSONString(dst, m.WebsiteURL)
+	}
+	if len(m.Icons) > 0 {
+		dst = append(dst, `,"icons":`...)
+		var err error
+		if dst, err = appendMarshal(dst, m.Icons); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
 }

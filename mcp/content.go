@@ -124,16 +124,122 @@ const (
 
 // MarshalJSON writes the block with "type":"text".
 func (c TextContent) MarshalJSON() ([]byte, error) {
-	type plain TextContent
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeText, b, err)
+	bp := getEncBuf()
+	b, err := c.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		type plain TextContent
+		b, err := json.Marshal(plain(c))
+		return prependMember(typeText, b, err)
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// appendJSON appends the block as MarshalJSON writes it.
+func (c *TextContent) appendJSON(dst []byte) ([]byte, error) {
+	if c == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, `{"type":"text","text":`...)
+	dst = appendJSONString(dst, c.Text)
+	var err error
+	if c.Annotations != nil {
+		dst = append(dst, `,"annotations":`...)
+		if dst, err = appendMarshal(dst, c.Annotations); err != nil {
+			return dst, err
+		}
+	}
+	if len(c.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendMarshal(dst, c.Meta); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 // UnmarshalJSON decodes a text block, rejecting any other "type".
-func (c *TextContent) UnmarshalJSON(data []byte) error {
-	type plain TextContent
+func (c *TextContent) UnmarshalJSON(data []byte) error { return c.decode(data, nil) }
+
+// textContentKeys are the members of a text block, for foldKey.
+var textContentKeys = []string{"text", "annotations", "_meta"}
+
+// decode decodes a text block in one pass, taking the text from a (which
+// may be nil). It accepts what encoding/json accepted when it decoded the
+// block: the first "type" member, if any, must be "text"; member names
+// match case-insensitively; a null member leaves its field alone, except
+// annotations and _meta, which it clears.
+func (c *TextContent) decode(data []byte, a *strArena) error {
 	*c = TextContent{}
-	return unmarshalTagged(data, "text", (*plain)(c), ErrUnknownContentType)
+	var (
+		fieldErr error
+		typed    bool
+	)
+	it := newObjectIter(data)
+	for it.next() {
+		var key string // always a constant: it ends up in errors
+		switch string(it.key) {
+		case "type":
+			if typed {
+				continue
+			}
+			typed = true
+			if string(it.val) == `"text"` {
+				continue
+			}
+			got, err := decodeString(it.val)
+			if err != nil {
+				return fmt.Errorf("mcp: member %q: %w", "type", err)
+			}
+			if got != "text" {
+				return fmt.Errorf("mcp: \"type\" is %q, want %q: %w", got, "text", ErrUnknownContentType)
+			}
+			continue
+		case "text":
+			key = "text"
+		case "annotations":
+			key = "annotations"
+		case "_meta":
+			key = "_meta"
+		default:
+			if key = foldKey(it.key, textContentKeys); key == "" {
+				continue
+			}
+		}
+		if fieldErr != nil {
+			continue
+		}
+		var err error
+		switch key {
+		case "text":
+			if jsonKind(it.val) == 'n' {
+				continue
+			}
+			if jsonKind(it.val) != '"' {
+				err = &json.UnmarshalTypeError{Value: describe(it.val), Type: stringType, Field: "text"}
+			} else {
+				c.Text, err = a.str(it.val)
+			}
+		case "annotations":
+			if jsonKind(it.val) == 'n' {
+				c.Annotations = nil
+				continue
+			}
+			if c.Annotations == nil {
+				c.Annotations = new(Annotations)
+			}
+			err = json.Unmarshal(it.val, c.Annotations)
+		case "_meta":
+			err = json.Unmarshal(it.val, &c.Meta)
+		}
+		if err != nil {
+			fieldErr = fmt.Errorf("mcp: text content %q: %w", key, err)
+		}
+	}
+	if it.err != nil {
+		return it.err
+	}
+	return fieldErr
 }
 
 // MarshalJSON writes the block with "type":"image".
@@ -222,14 +328,26 @@ func unmarshalTagged(data []byte, want string, dst any, sentinel error) error {
 // DecodeContentBlock decodes one content block, choosing the Go type by its
 // "type" member.
 func DecodeContentBlock(data []byte) (ContentBlock, error) {
-	typ, _, err := peekString(data, "type")
+	return decodeContentBlock(data, nil, nil)
+}
+
+// decodeContentBlock is DecodeContentBlock, decoding a text block into text
+// when it is not nil and taking its text from a (which may be nil).
+func decodeContentBlock(data []byte, a *strArena, text *TextContent) (ContentBlock, error) {
+	typ, err := peekContentType(data)
 	if err != nil {
 		return nil, err
 	}
 	var c ContentBlock
 	switch typ {
 	case "text":
-		c = new(TextContent)
+		if text == nil {
+			text = new(TextContent)
+		}
+		if err := text.decode(data, a); err != nil {
+			return nil, err
+		}
+		return text, nil
 	case "image":
 		c = new(ImageContent)
 	case "audio":
@@ -247,6 +365,30 @@ func DecodeContentBlock(data []byte) (ContentBlock, error) {
 	return c, nil
 }
 
+// contentTypes are the discriminators of the content blocks.
+var contentTypes = []string{"text", "image", "audio", "resource_link", "resource"}
+
+// peekContentType is peekString(data, "type") without allocating for the
+// types of content blocks.
+func peekContentType(data []byte) (string, error) {
+	v, err := peekMember(data, "type")
+	if err != nil || v == nil {
+		return "", err
+	}
+	if len(v) >= 2 && v[0] == '"' {
+		for _, t := range contentTypes {
+			if string(v[1:len(v)-1]) == t {
+				return t, nil
+			}
+		}
+	}
+	s, err := decodeString(v)
+	if err != nil {
+		return "", fmt.Errorf("mcp: member %q: %w", "type", err)
+	}
+	return s, nil
+}
+
 // contentBlockList decodes a JSON array of content blocks; it stands in for
 // []ContentBlock inside decoders.
 type contentBlockList []ContentBlock
@@ -256,20 +398,84 @@ func (l *contentBlockList) UnmarshalJSON(data []byte) error {
 		*l = nil
 		return nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		return err
+	if jsonKind(data) != '[' {
+		return errNotArray(data)
 	}
-	out := make([]ContentBlock, len(raws))
-	for i, raw := range raws {
-		c, err := DecodeContentBlock(raw)
-		if err != nil {
-			return fmt.Errorf("content[%d]: %w", i, err)
-		}
-		out[i] = c
+	out, err := decodeContentList(data, nil, nil)
+	if err != nil {
+		return err
 	}
 	*l = out
 	return nil
+}
+
+// decodeContentList decodes a JSON array of content blocks, taking the
+// texts from a (which may be nil). When store is not nil and unused, the
+// list starts in its room and the first text block goes in it.
+func decodeContentList(data []byte, a *strArena, store *contentStore) ([]ContentBlock, error) {
+	var out []ContentBlock
+	if store != nil && !store.used {
+		store.used = true
+		out = store.list[:0:len(store.list)]
+	} else {
+		out = []ContentBlock{}
+	}
+	it := newArrayIter(data)
+	for i := 0; it.next(); i++ {
+		var text *TextContent
+		if store != nil && !store.textUsed {
+			text = &store.text
+		}
+		c, err := decodeContentBlock(it.val, a, text)
+		if err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
+		}
+		if text != nil && c == ContentBlock(text) {
+			store.textUsed = true
+		}
+		out = append(out, c)
+	}
+	if it.err != nil {
+		return nil, it.err
+	}
+	return out, nil
+}
+
+// contentStore is room for the common content of a result, one text block,
+// allocated with the result.
+type contentStore struct {
+	list     [1]ContentBlock
+	text     TextContent
+	used     bool
+	textUsed bool
+}
+
+func errNotArray(raw []byte) error {
+	return fmt.Errorf("expected an array, found %s", describe(raw))
+}
+
+// appendContentList appends a list of content blocks as encoding/json
+// encodes a []ContentBlock, a nil list as [].
+func appendContentList(dst []byte, l []ContentBlock) ([]byte, error) {
+	dst = append(dst, '[')
+	for i, c := range l {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		switch c := c.(type) {
+		case *TextContent:
+			dst, err = c.appendJSON(dst)
+		case nil:
+			dst = append(dst, "null"...)
+		default:
+			dst, err = appendMarshal(dst, c)
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 // contentBlockValue decodes one content block inside decoders.

@@ -82,6 +82,86 @@ func (e *ElicitationCapability) SupportsForm() bool {
 // SupportsURL reports whether URL mode is declared.
 func (e *ElicitationCapability) SupportsURL() bool { return e != nil && e.URL != nil }
 
+// MarshalJSON writes the capabilities as their struct tags say, without
+// encoding/json's reflection; the empty value, the most common, is {}.
+func (c ClientCapabilities) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := c.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		type plain ClientCapabilities
+		return json.Marshal(plain(c))
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// appendJSON appends c as json.Marshal encodes the struct.
+func (c *ClientCapabilities) appendJSON(dst []byte) ([]byte, error) {
+	if c == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '{')
+	n := len(dst)
+	sep := func() {
+		if len(dst) > n {
+			dst = append(dst, ',')
+		}
+	}
+	var err error
+	if len(c.Experimental) > 0 {
+		dst = append(dst, `"experimental":`...)
+		if dst, err = appendRawMap(dst, c.Experimental); err != nil {
+			return dst, err
+		}
+	}
+	if c.Roots != nil {
+		sep()
+		if c.Roots.ListChanged {
+			dst = append(dst, `"roots":{"listChanged":true}`...)
+		} else {
+			dst = append(dst, `"roots":{}`...)
+		}
+	}
+	if c.Sampling != nil {
+		sep()
+		dst = append(dst, `"sampling":`...)
+		dst = appendFlags(dst, "context", c.Sampling.Context != nil, "tools", c.Sampling.Tools != nil)
+	}
+	if c.Elicitation != nil {
+		sep()
+		dst = append(dst, `"elicitation":`...)
+		dst = appendFlags(dst, "form", c.Elicitation.Form != nil, "url", c.Elicitation.URL != nil)
+	}
+	if len(c.Extensions) > 0 {
+		sep()
+		dst = append(dst, `"extensions":`...)
+		if dst, err = appendRawMap(dst, c.Extensions); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendFlags appends an object whose members k1 and k2, when set, are
+// presence flags ({}).
+func appendFlags(dst []byte, k1 string, f1 bool, k2 string, f2 bool) []byte {
+	dst = append(dst, '{')
+	if f1 {
+		dst = append(dst, '"')
+		dst = append(dst, k1...)
+		dst = append(dst, `":{}`...)
+	}
+	if f2 {
+		if f1 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		dst = append(dst, k2...)
+		dst = append(dst, `":{}`...)
+	}
+	return append(dst, '}')
+}
+
 // UnmarshalJSON decodes capabilities in one pass; it runs on every request.
 // Unknown members are ignored.
 func (c *ClientCapabilities) UnmarshalJSON(data []byte) error {

@@ -35,6 +35,19 @@
 // [RequestMetaObject] and [CallToolRequestParams] have one-pass decoders:
 // they run on every request. [UnmarshalParams] calls them directly.
 //
+// # Encoding and decoding on the hot path
+//
+// The types on the path of every tools/call round trip ([CallToolResult],
+// [TextContent], [ResultMetaObject], [Implementation], [RequestMetaObject],
+// [ClientCapabilities], [CallToolRequestParams]) have hand-written
+// encoders that write exactly what encoding/json would, and the results a
+// client decodes ([DecodeCallToolOutcome], [DecodeGetPromptOutcome],
+// [DecodeReadResourceOutcome]) have one-pass decoders that accept exactly
+// what encoding/json accepts. [AppendJSON] appends a value's encoding to a
+// buffer of the caller's: a transport that builds whole messages calls it
+// instead of json.Marshal and saves encoding/json's copy and re-validation
+// of each message.
+//
 // # Results carry a header
 //
 // Every result embeds [Result]: its _meta (with the server's identity) and

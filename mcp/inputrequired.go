@@ -325,58 +325,73 @@ func (*InputRequiredResult) isGetPromptOutcome()    {}
 func (*ReadResourceResult) isReadResourceOutcome()  {}
 func (*InputRequiredResult) isReadResourceOutcome() {}
 
-// decodeOutcome decodes raw as complete (into complete) or as an
-// InputRequiredResult, by resultType.
-func decodeOutcome(raw json.RawMessage, complete AnyResult) (AnyResult, error) {
-	rt, err := ParseResultType(raw)
-	if err != nil {
+// decodeInputRequired decodes and validates an InputRequiredResult.
+func decodeInputRequired(raw json.RawMessage) (*InputRequiredResult, error) {
+	r := new(InputRequiredResult)
+	if err := json.Unmarshal(raw, r); err != nil {
 		return nil, err
 	}
-	if rt == ResultTypeInputRequired {
-		r := new(InputRequiredResult)
-		if err := json.Unmarshal(raw, r); err != nil {
-			return nil, err
-		}
-		if err := r.Validate(); err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
-	if err := json.Unmarshal(raw, complete); err != nil {
+	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	return complete, nil
+	return r, nil
 }
 
 // DecodeCallToolOutcome decodes the result of tools/call by its resultType:
 // absent or "complete" gives *CallToolResult, "input_required" gives
 // *InputRequiredResult, and anything else an [*UnknownResultTypeError].
+//
+// A complete result is decoded in one pass over raw, which also finds the
+// resultType; the result and what it commonly points to (its _meta and
+// serverInfo, one text block) are allocated together, and its strings share
+// one copy of raw when raw is small.
 func DecodeCallToolOutcome(raw json.RawMessage) (CallToolOutcome, error) {
-	r, err := decodeOutcome(raw, new(CallToolResult))
+	blk := new(callToolResultBlock)
+	rt, fieldErr, err := blk.res.decode(raw, &blk.store)
 	if err != nil {
 		return nil, err
 	}
-	return r.(CallToolOutcome), nil
+	switch ir, err := onePassOutcome(raw, rt, fieldErr); {
+	case err != nil:
+		return nil, err
+	case ir != nil:
+		return ir, nil
+	}
+	return &blk.res, nil
 }
 
 // DecodeGetPromptOutcome decodes the result of prompts/get by its
 // resultType, like [DecodeCallToolOutcome].
 func DecodeGetPromptOutcome(raw json.RawMessage) (GetPromptOutcome, error) {
-	r, err := decodeOutcome(raw, new(GetPromptResult))
+	blk := new(getPromptResultBlock)
+	rt, fieldErr, err := blk.res.decode(raw, &blk.store)
 	if err != nil {
 		return nil, err
 	}
-	return r.(GetPromptOutcome), nil
+	switch ir, err := onePassOutcome(raw, rt, fieldErr); {
+	case err != nil:
+		return nil, err
+	case ir != nil:
+		return ir, nil
+	}
+	return &blk.res, nil
 }
 
 // DecodeReadResourceOutcome decodes the result of resources/read by its
 // resultType, like [DecodeCallToolOutcome].
 func DecodeReadResourceOutcome(raw json.RawMessage) (ReadResourceOutcome, error) {
-	r, err := decodeOutcome(raw, new(ReadResourceResult))
+	blk := new(readResourceResultBlock)
+	rt, fieldErr, err := blk.res.decode(raw, &blk.store)
 	if err != nil {
 		return nil, err
 	}
-	return r.(ReadResourceOutcome), nil
+	switch ir, err := onePassOutcome(raw, rt, fieldErr); {
+	case err != nil:
+		return nil, err
+	case ir != nil:
+		return ir, nil
+	}
+	return &blk.res, nil
 }
 
 // RequiredCapabilities returns the client capabilities a client must declare

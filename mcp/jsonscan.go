@@ -15,12 +15,22 @@ var (
 
 // This file holds a small JSON scanner used by the hand-written decoders of
 // the types that are decoded on every request (_meta, tools/call params,
-// client capabilities) and by the union decoders that must look at one
-// member (a discriminator) before choosing a Go type.
+// client capabilities) or every result (tools/call, prompts/get and
+// resources/read results, text content, serverInfo) and by the union
+// decoders that must look at one member (a discriminator) before choosing a
+// Go type.
 //
-// It walks an object's members in place, validating the grammar as it goes,
-// and hands back the key and the raw value of each member as sub-slices of
-// the input. Nothing is allocated unless a key contains escapes.
+// It walks an object's members (or an array's elements) in place,
+// validating the grammar as it goes, and hands back the key and the raw
+// value of each member as sub-slices of the input. Nothing is allocated
+// unless a key contains escapes.
+//
+// The decoders that replace encoding/json for a struct keep its rules, so
+// that they accept exactly the same inputs: member names match
+// case-insensitively when they match no field exactly (foldKey), a null
+// member leaves a string, number or bool field alone, a later duplicate
+// member wins, and malformed JSON anywhere is reported before a value of
+// the wrong type.
 
 // maxDepth bounds nesting, as encoding/json does.
 const maxDepth = 10000
@@ -121,7 +131,7 @@ func (it *objectIter) next() bool {
 		return it.fail("expected ':' after object key", i)
 	}
 	i = skipSpace(d, i+1)
-	vend, err := skipValue(d, i, 0)
+	vend, err := skipValue(d, i, 1) // inside the object: one level deep
 	if err != nil {
 		it.err, it.state = err, 2
 		return false
@@ -322,6 +332,14 @@ func isNullJSON(raw []byte) bool {
 	return string(bytes.TrimSpace(raw)) == "null"
 }
 
+// isJSONNullText reports whether data is the literal null surrounded only
+// by JSON whitespace (isNullJSON also trims \f and \v, which encoding/json
+// rejects).
+func isJSONNullText(data []byte) bool {
+	i := skipSpace(data, 0)
+	return len(data)-i >= 4 && string(data[i:i+4]) == "null" && skipSpace(data, i+4) == len(data)
+}
+
 // jsonKind returns the first significant byte of raw, or 0 when raw is empty.
 func jsonKind(raw []byte) byte {
 	if i := skipSpace(raw, 0); i < len(raw) {
@@ -428,4 +446,144 @@ func prependMember(member string, b []byte, err error) ([]byte, error) {
 		out = append(out, ',')
 	}
 	return append(out, b[1:]...), nil
+}
+
+// arrayIter iterates over the elements of one JSON array, as objectIter
+// does over an object's members:
+//
+//	it := newArrayIter(data)
+//	for it.next() { ... it.val ... }
+//	if it.err != nil { ... }
+//
+// The whole input must be exactly one array, optionally surrounded by
+// whitespace. Values are raw JSON texts, validated.
+type arrayIter struct {
+	data  []byte
+	pos   int
+	state uint8 // 0 before '[', 1 inside, 2 done
+	val   []byte
+	err   error
+}
+
+func newArrayIter(data []byte) arrayIter { return arrayIter{data: data} }
+
+func (it *arrayIter) fail(msg string, off int) bool {
+	it.err = &syntaxError{msg: msg, off: off}
+	it.state = 2
+	return false
+}
+
+// next advances to the next element and reports whether there is one.
+func (it *arrayIter) next() bool {
+	d := it.data
+	switch it.state {
+	case 2:
+		return false
+	case 0:
+		i := skipSpace(d, 0)
+		if i >= len(d) || d[i] != '[' {
+			return it.fail("expected an array", i)
+		}
+		i = skipSpace(d, i+1)
+		if i < len(d) && d[i] == ']' {
+			return it.finish(i + 1)
+		}
+		it.pos = i
+		it.state = 1
+	default:
+		i := skipSpace(d, it.pos)
+		if i >= len(d) {
+			return it.fail("unexpected end of input in array", i)
+		}
+		switch d[i] {
+		case ']':
+			return it.finish(i + 1)
+		case ',':
+			it.pos = skipSpace(d, i+1)
+		default:
+			return it.fail("expected ',' or ']' after array element", i)
+		}
+	}
+	end, err := skipValue(d, it.pos, 1)
+	if err != nil {
+		it.err, it.state = err, 2
+		return false
+	}
+	it.val = d[it.pos:end]
+	it.pos = end
+	return true
+}
+
+func (it *arrayIter) finish(i int) bool {
+	it.state = 2
+	if j := skipSpace(it.data, i); j != len(it.data) {
+		return it.fail("unexpected data after array", j)
+	}
+	return false
+}
+
+// strArena hands out the string values of one JSON text as substrings of a
+// single copy of the text, made on first need: decoding an object with
+// several strings (a tool result's text and its serverInfo, say) then costs
+// one allocation instead of one per string. The strings keep the whole copy
+// alive, so decoders use an arena only for small texts (see arenaMax) or
+// for objects made mostly of strings. Values with escapes or invalid UTF-8,
+// and values that are not sub-slices of the text, are decoded on their own.
+// A nil *strArena decodes every string on its own.
+type strArena struct {
+	src  []byte
+	s    string
+	made bool
+}
+
+// arenaMax is the largest text whose strings decoders take from one arena.
+// Beyond it, a small string kept from a large text (a name beside a big
+// structuredContent) would keep the whole text alive.
+const arenaMax = 4 << 10
+
+// newArena returns an arena for data when it is small enough to share.
+func newArena(data []byte) *strArena {
+	if len(data) > arenaMax {
+		return nil
+	}
+	return &strArena{src: data}
+}
+
+// str decodes the JSON string value v (null gives ""), as decodeString does.
+func (a *strArena) str(v []byte) (string, error) {
+	if a != nil && len(v) >= 2 && v[0] == '"' {
+		if off, ok := a.offset(v); ok {
+			body := v[1 : len(v)-1]
+			if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+				if !a.made {
+					a.s, a.made = string(a.src), true
+				}
+				return a.s[off+1 : off+len(v)-1], nil
+			}
+		}
+	}
+	return decodeString(v)
+}
+
+// offset returns where v starts in a.src, if v is a sub-slice of it.
+func (a *strArena) offset(v []byte) (int, bool) {
+	off := cap(a.src) - cap(v)
+	if len(v) == 0 || off < 0 || off+len(v) > len(a.src) {
+		return 0, false
+	}
+	return off, &a.src[off] == &v[0]
+}
+
+// foldKey returns the name in names that key equals under case folding, as
+// encoding/json matches a member name that matches no field exactly; ""
+// when there is none. The one-pass decoders of types that used to be
+// decoded by encoding/json call it for the keys they do not know, so that
+// they accept the same spellings.
+func foldKey(key []byte, names []string) string {
+	for _, n := range names {
+		if bytes.EqualFold(key, []byte(n)) {
+			return n
+		}
+	}
+	return ""
 }

@@ -135,6 +135,45 @@ func (m RequestMetaObject) IsZero() bool {
 
 // MarshalJSON writes the typed keys first, then Extra in key order.
 func (m RequestMetaObject) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := m.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return m.marshalVerbatim()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// appendJSON appends m as MarshalJSON writes it, compacted.
+func (m *RequestMetaObject) appendJSON(dst []byte) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	w := objAppender{buf: dst}
+	var err error
+	w.str(MetaKeyProtocolVersion, string(m.ProtocolVersion))
+	if m.ClientCapabilities != nil {
+		err = w.value(MetaKeyClientCapabilities, m.ClientCapabilities)
+	}
+	if m.ClientInfo != nil && err == nil {
+		err = w.value(MetaKeyClientInfo, m.ClientInfo)
+	}
+	w.str(MetaKeyLogLevel, string(m.LogLevel))
+	if m.ProgressToken.IsValid() && err == nil {
+		err = w.raw(MetaKeyProgressToken, []byte(m.ProgressToken.Raw()))
+	}
+	w.str(MetaKeyTraceparent, m.Traceparent)
+	w.str(MetaKeyTracestate, m.Tracestate)
+	w.str(MetaKeyBaggage, m.Baggage)
+	if err == nil {
+		err = w.extra(m.Extra, isRequestMetaKey)
+	}
+	return w.finish(), err
+}
+
+// marshalVerbatim is the reference encoding: raw values are copied as they
+// are, and encoding/json compacts (or rejects) the result.
+func (m RequestMetaObject) marshalVerbatim() ([]byte, error) {
 	w := objWriter{buf: make([]byte, 0, 128)}
 	w.str(MetaKeyProtocolVersion, string(m.ProtocolVersion))
 	if m.ClientCapabilities != nil {
@@ -165,11 +204,12 @@ func isRequestMetaKey(k string) bool {
 
 // UnmarshalJSON decodes the known keys into their fields and keeps every
 // other key raw in Extra. null decodes to the zero value.
-func (m *RequestMetaObject) UnmarshalJSON(data []byte) error { return m.decode(data, nil) }
+func (m *RequestMetaObject) UnmarshalJSON(data []byte) error { return m.decode(data, nil, nil) }
 
 // decode decodes m from data, placing capabilities and client info in blk
-// (allocated on first need when nil).
-func (m *RequestMetaObject) decode(data []byte, blk *metaBlock) error {
+// (allocated on first need when nil). Its strings come from a; with a nil a,
+// clientInfo's share one copy of its own text and the others have their own.
+func (m *RequestMetaObject) decode(data []byte, blk *metaBlock, a *strArena) error {
 	*m = RequestMetaObject{}
 	if isNullJSON(data) {
 		return nil
@@ -194,18 +234,18 @@ func (m *RequestMetaObject) decode(data []byte, blk *metaBlock) error {
 					blk = new(metaBlock)
 				}
 				m.ClientInfo = &blk.info
-				err = blk.info.UnmarshalJSON(it.val)
+				err = blk.info.decode(it.val, a)
 			}
 		case MetaKeyLogLevel:
 			m.LogLevel, err = decodeLoggingLevel(it.val)
 		case MetaKeyProgressToken:
 			err = m.ProgressToken.UnmarshalJSON(it.val)
 		case MetaKeyTraceparent:
-			m.Traceparent, err = decodeString(it.val)
+			m.Traceparent, err = a.str(it.val)
 		case MetaKeyTracestate:
-			m.Tracestate, err = decodeString(it.val)
+			m.Tracestate, err = a.str(it.val)
 		case MetaKeyBaggage:
-			m.Baggage, err = decodeString(it.val)
+			m.Baggage, err = a.str(it.val)
 		default:
 			if m.Extra == nil {
 				m.Extra = make(MetaExtra, 2)
@@ -234,13 +274,14 @@ type requestMetaBlock struct {
 }
 
 // decodeRequestMetaField decodes the _meta member of a params object in a
-// single allocation; null gives nil.
-func decodeRequestMetaField(raw []byte) (*RequestMetaObject, error) {
+// single allocation (and its strings from a, which may be nil); null gives
+// nil.
+func decodeRequestMetaField(raw []byte, a *strArena) (*RequestMetaObject, error) {
 	if isNullJSON(raw) {
 		return nil, nil
 	}
 	blk := new(requestMetaBlock)
-	if err := blk.meta.decode(raw, &blk.metaBlock); err != nil {
+	if err := blk.meta.decode(raw, &blk.metaBlock, a); err != nil {
 		return nil, err
 	}
 	return &blk.meta, nil
@@ -273,7 +314,7 @@ func DecodeRequestMeta(params json.RawMessage) (*RequestMetaObject, error) {
 	if err != nil || raw == nil {
 		return nil, err
 	}
-	return decodeRequestMetaField(raw)
+	return decodeRequestMetaField(raw, nil)
 }
 
 // UnmarshalParams decodes a request's raw params into p, a pointer to a
@@ -317,6 +358,38 @@ func (m *ResultMetaObject) IsZero() bool {
 
 // MarshalJSON writes the typed keys first, then Extra in key order.
 func (m ResultMetaObject) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := m.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return m.marshalVerbatim()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+func isResultMetaKey(k string) bool { return k == MetaKeyServerInfo || k == MetaKeySubscriptionID }
+
+// appendJSON appends m as MarshalJSON writes it, compacted.
+func (m *ResultMetaObject) appendJSON(dst []byte) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	w := objAppender{buf: dst}
+	var err error
+	if m.ServerInfo != nil {
+		err = w.value(MetaKeyServerInfo, m.ServerInfo)
+	}
+	if m.SubscriptionID.IsValid() && err == nil {
+		err = w.raw(MetaKeySubscriptionID, []byte(m.SubscriptionID.Raw()))
+	}
+	if err == nil {
+		err = w.extra(m.Extra, isResultMetaKey)
+	}
+	return w.finish(), err
+}
+
+// marshalVerbatim is the reference encoding (see RequestMetaObject's).
+func (m ResultMetaObject) marshalVerbatim() ([]byte, error) {
 	w := objWriter{buf: make([]byte, 0, 96)}
 	if m.ServerInfo != nil {
 		w.value(MetaKeyServerInfo, m.ServerInfo)
@@ -324,12 +397,17 @@ func (m ResultMetaObject) MarshalJSON() ([]byte, error) {
 	if m.SubscriptionID.IsValid() {
 		w.raw(MetaKeySubscriptionID, []byte(m.SubscriptionID.Raw()))
 	}
-	w.extra(m.Extra, func(k string) bool { return k == MetaKeyServerInfo || k == MetaKeySubscriptionID })
+	w.extra(m.Extra, isResultMetaKey)
 	return w.finish()
 }
 
 // UnmarshalJSON decodes the known keys and keeps the rest raw in Extra.
-func (m *ResultMetaObject) UnmarshalJSON(data []byte) error {
+func (m *ResultMetaObject) UnmarshalJSON(data []byte) error { return m.decode(data, nil, nil) }
+
+// decode decodes m from data. The strings of serverInfo come from a (nil: a
+// copy of serverInfo's own text), and serverInfo is decoded into info when
+// it is not nil.
+func (m *ResultMetaObject) decode(data []byte, a *strArena, info *Implementation) error {
 	*m = ResultMetaObject{}
 	if isNullJSON(data) {
 		return nil
@@ -340,8 +418,11 @@ func (m *ResultMetaObject) UnmarshalJSON(data []byte) error {
 		switch string(it.key) {
 		case MetaKeyServerInfo:
 			if !isNullJSON(it.val) {
-				m.ServerInfo = new(Implementation)
-				err = m.ServerInfo.UnmarshalJSON(it.val)
+				if info == nil {
+					info = new(Implementation)
+				}
+				m.ServerInfo = info
+				err = info.decode(it.val, a)
 			}
 		case MetaKeySubscriptionID:
 			err = m.SubscriptionID.UnmarshalJSON(it.val)
@@ -518,17 +599,4 @@ func (w *objWriter) finish() ([]byte, error) {
 		return append(w.buf, '{', '}'), nil
 	}
 	return append(w.buf, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string, copying plain ASCII directly.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s)
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }

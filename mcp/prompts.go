@@ -1,6 +1,9 @@
 package mcp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Prompt describes a prompt template a server offers, as listed by
 // prompts/list.
@@ -39,19 +42,69 @@ type PromptMessage struct {
 	Content ContentBlock `json:"content"`
 }
 
-// UnmarshalJSON decodes the message, choosing the content block's type.
+// UnmarshalJSON decodes the message in one pass, choosing the content
+// block's type. It accepts what encoding/json accepted when it decoded the
+// struct: member names match case-insensitively, null decodes to the zero
+// message, and a null role leaves the role alone.
 func (m *PromptMessage) UnmarshalJSON(data []byte) error {
-	type plain PromptMessage
-	*m = PromptMessage{}
-	w := struct {
-		*plain
-		Content contentBlockValue `json:"content"`
-	}{plain: (*plain)(m)}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
+	if isJSONNullText(data) {
+		*m = PromptMessage{}
+		return nil
 	}
-	m.Content = w.Content.v
-	return nil
+	return m.decode(data, nil, nil)
+}
+
+// promptMessageKeys are the members of a message, for foldKey.
+var promptMessageKeys = []string{"role", "content"}
+
+// decode decodes m from the object data in one pass, taking strings from a
+// (which may be nil) and decoding a text block into text when it is not
+// nil.
+func (m *PromptMessage) decode(data []byte, a *strArena, text *TextContent) error {
+	*m = PromptMessage{}
+	var fieldErr error
+	it := newObjectIter(data)
+	for it.next() {
+		var key string // always a constant: it ends up in errors
+		switch string(it.key) {
+		case "role":
+			key = "role"
+		case "content":
+			key = "content"
+		default:
+			if key = foldKey(it.key, promptMessageKeys); key == "" {
+				continue
+			}
+		}
+		if fieldErr != nil {
+			continue
+		}
+		v := it.val
+		var err error
+		if key == "role" {
+			switch string(v) {
+			case `"user"`:
+				m.Role = RoleUser
+			case `"assistant"`:
+				m.Role = RoleAssistant
+			default:
+				s := string(m.Role)
+				err = decodeStringMember(v, a, &s, "role")
+				m.Role = Role(s)
+			}
+		} else if v[0] == 'n' {
+			m.Content = nil
+		} else {
+			m.Content, err = decodeContentBlock(v, a, text)
+		}
+		if err != nil {
+			fieldErr = fmt.Errorf("mcp: prompt message %q: %w", key, err)
+		}
+	}
+	if it.err != nil {
+		return it.err
+	}
+	return fieldErr
 }
 
 // GetPromptRequestParams are the params of prompts/get, one of the three
@@ -87,6 +140,136 @@ type GetPromptResult struct {
 	Description string `json:"description,omitempty"`
 	// Messages are the rendered messages. A nil Messages is written as [].
 	Messages []PromptMessage `json:"messages"`
+}
+
+// UnmarshalJSON decodes the result in one pass. It accepts what
+// encoding/json accepted when it decoded the struct: member names match
+// case-insensitively, and a null member leaves its field alone (except
+// _meta and messages, which it clears).
+func (r *GetPromptResult) UnmarshalJSON(data []byte) error {
+	*r = GetPromptResult{}
+	if isJSONNullText(data) {
+		return nil
+	}
+	_, fieldErr, err := r.decode(data, nil)
+	if err != nil {
+		return err
+	}
+	return fieldErr
+}
+
+// getPromptResultKeys are the members of a result, for foldKey.
+var getPromptResultKeys = []string{"_meta", "resultType", "description", "messages"}
+
+// getPromptStore is room for what a decoded result commonly points to,
+// allocated in one piece: its _meta with serverInfo and one message with a
+// text block.
+type getPromptStore struct {
+	meta     ResultMetaObject
+	info     Implementation
+	msgs     [1]PromptMessage
+	text     TextContent
+	msgsUsed bool
+	textUsed bool
+}
+
+// getPromptResultBlock is a result with its room, allocated in one piece.
+type getPromptResultBlock struct {
+	res   GetPromptResult
+	store getPromptStore
+}
+
+// decode is CallToolResult.decode for a prompts/get result.
+func (r *GetPromptResult) decode(data []byte, store *getPromptStore) (rt []byte, fieldErr, err error) {
+	a := newArena(data)
+	it := newObjectIter(data)
+	for it.next() {
+		var key string // always a constant: it ends up in errors
+		switch string(it.key) {
+		case "_meta":
+			key = "_meta"
+		case "resultType":
+			key = "resultType"
+			rt = it.val
+		case "description":
+			key = "description"
+		case "messages":
+			key = "messages"
+		default:
+			if key = foldKey(it.key, getPromptResultKeys); key == "" {
+				continue
+			}
+		}
+		if fieldErr != nil {
+			continue
+		}
+		v := it.val
+		var ferr error
+		switch key {
+		case "_meta":
+			if v[0] != 'n' && store == nil {
+				store = new(getPromptStore)
+			}
+			if store == nil {
+				r.Meta = nil
+			} else {
+				r.Meta, ferr = decodeResultMetaMember(v, a, &store.meta, &store.info)
+			}
+		case "resultType":
+			ferr = decodeResultTypeMember(v, a, &r.ResultType)
+		case "description":
+			ferr = decodeStringMember(v, a, &r.Description, "description")
+		case "messages":
+			switch v[0] {
+			case 'n':
+				r.Messages = nil
+			case '[':
+				if store == nil {
+					store = new(getPromptStore)
+				}
+				r.Messages, ferr = decodePromptMessages(v, a, store)
+			default:
+				ferr = errNotArray(v)
+			}
+		}
+		if ferr != nil {
+			fieldErr = fmt.Errorf("mcp: prompts/get result %q: %w", key, ferr)
+		}
+	}
+	return rt, fieldErr, it.err
+}
+
+// decodePromptMessages decodes a JSON array of messages, known to be an
+// array, starting in store's room when it is unused.
+func decodePromptMessages(data []byte, a *strArena, store *getPromptStore) ([]PromptMessage, error) {
+	var out []PromptMessage
+	if !store.msgsUsed {
+		store.msgsUsed = true
+		out = store.msgs[:0:len(store.msgs)]
+	} else {
+		out = []PromptMessage{}
+	}
+	it := newArrayIter(data)
+	for i := 0; it.next(); i++ {
+		var text *TextContent
+		if !store.textUsed {
+			text = &store.text
+		}
+		var m PromptMessage
+		if it.val[0] != 'n' { // null is the zero message
+			if err := m.decode(it.val, a, text); err != nil {
+				return nil, fmt.Errorf("messages[%d]: %w", i, err)
+			}
+		}
+		if text != nil && m.Content == ContentBlock(text) {
+			store.textUsed = true
+		}
+		out = append(out, m)
+	}
+	if it.err != nil {
+		return nil, it.err
+	}
+	return out, nil
 }
 
 // MarshalJSON writes a nil Messages as [].

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 )
 
 // Resource is a piece of data a server exposes under a URI, as listed by
@@ -100,6 +102,13 @@ var ErrUnknownResourceContents = errors.New("mcp: resource contents have neither
 // DecodeResourceContents decodes resource contents, choosing the Go type by
 // which member is present: "blob" for binary, "text" for text.
 func DecodeResourceContents(data []byte) (ResourceContents, error) {
+	return decodeResourceContents(data, nil, nil)
+}
+
+// decodeResourceContents is DecodeResourceContents, decoding text contents
+// into text when it is not nil and taking their strings from a (which may
+// be nil).
+func decodeResourceContents(data []byte, a *strArena, text *TextResourceContents) (ResourceContents, error) {
 	var hasText, hasBlob bool
 	it := newObjectIter(data)
 	for it.next() {
@@ -113,19 +122,73 @@ func DecodeResourceContents(data []byte) (ResourceContents, error) {
 	if it.err != nil {
 		return nil, it.err
 	}
-	var c ResourceContents
 	switch {
 	case hasBlob:
-		c = new(BlobResourceContents)
+		c := new(BlobResourceContents)
+		if err := json.Unmarshal(data, c); err != nil {
+			return nil, err
+		}
+		return c, nil
 	case hasText:
-		c = new(TextResourceContents)
-	default:
-		return nil, ErrUnknownResourceContents
+		if text == nil {
+			text = new(TextResourceContents)
+		}
+		if err := text.decode(data, a); err != nil {
+			return nil, err
+		}
+		return text, nil
 	}
-	if err := json.Unmarshal(data, c); err != nil {
-		return nil, err
+	return nil, ErrUnknownResourceContents
+}
+
+// textResourceContentsKeys are the members of text contents, for foldKey.
+var textResourceContentsKeys = []string{"uri", "mimeType", "text", "_meta"}
+
+// decode decodes text contents in one pass, as encoding/json decodes the
+// struct: member names match case-insensitively and a null member leaves
+// its field alone (except _meta, which it clears).
+func (c *TextResourceContents) decode(data []byte, a *strArena) error {
+	*c = TextResourceContents{}
+	var fieldErr error
+	it := newObjectIter(data)
+	for it.next() {
+		var key string // always a constant: it ends up in errors
+		switch string(it.key) {
+		case "uri":
+			key = "uri"
+		case "mimeType":
+			key = "mimeType"
+		case "text":
+			key = "text"
+		case "_meta":
+			key = "_meta"
+		default:
+			if key = foldKey(it.key, textResourceContentsKeys); key == "" {
+				continue
+			}
+		}
+		if fieldErr != nil {
+			continue
+		}
+		var err error
+		switch key {
+		case "uri":
+			err = decodeStringMember(it.val, a, &c.URI, key)
+		case "mimeType":
+			err = decodeStringMember(it.val, a, &c.MIMEType, key)
+		case "text":
+			err = decodeStringMember(it.val, a, &c.Text, key)
+		case "_meta":
+			err = json.Unmarshal(it.val, &c.Meta)
+		}
+		if err != nil {
+			fieldErr = fmt.Errorf("mcp: text resource contents %q: %w", key, err)
+		}
 	}
-	return c, nil
+	if it.err != nil {
+		return it.err
+	}
+	return fieldErr
 }
 
 // resourceContentsValue decodes one ResourceContents inside decoders.
@@ -139,30 +202,6 @@ func (r *resourceContentsValue) UnmarshalJSON(data []byte) error {
 	v, err := DecodeResourceContents(data)
 	r.v = v
 	return err
-}
-
-// resourceContentsList decodes a JSON array of ResourceContents.
-type resourceContentsList []ResourceContents
-
-func (l *resourceContentsList) UnmarshalJSON(data []byte) error {
-	if isNullJSON(data) {
-		*l = nil
-		return nil
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		return err
-	}
-	out := make([]ResourceContents, len(raws))
-	for i, raw := range raws {
-		c, err := DecodeResourceContents(raw)
-		if err != nil {
-			return fmt.Errorf("contents[%d]: %w", i, err)
-		}
-		out[i] = c
-	}
-	*l = out
-	return nil
 }
 
 // ResourceRequestParams are the params of a request about one resource.
@@ -220,19 +259,158 @@ func (r ReadResourceResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
-// UnmarshalJSON decodes the result, choosing each contents' type.
+// UnmarshalJSON decodes the result in one pass, choosing each contents'
+// type. It accepts what encoding/json accepted when it decoded the struct:
+// member names match case-insensitively, and a null member leaves its
+// field alone (except _meta and contents, which it clears).
 func (r *ReadResourceResult) UnmarshalJSON(data []byte) error {
-	type plain ReadResourceResult
 	*r = ReadResourceResult{}
-	w := struct {
-		*plain
-		Contents resourceContentsList `json:"contents"`
-	}{plain: (*plain)(r)}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if isJSONNullText(data) {
+		return nil
+	}
+	_, fieldErr, err := r.decode(data, nil)
+	if err != nil {
 		return err
 	}
-	r.Contents = w.Contents
-	return nil
+	return fieldErr
+}
+
+// readResourceResultKeys are the members of a result, for foldKey.
+var readResourceResultKeys = []string{"_meta", "resultType", "ttlMs", "cacheScope", "contents"}
+
+var int64Type = reflect.TypeFor[int64]()
+
+// readResourceStore is room for what a decoded result commonly points to,
+// allocated in one piece: its _meta with serverInfo and a one-item list.
+type readResourceStore struct {
+	meta     ResultMetaObject
+	info     Implementation
+	contents [1]ResourceContents
+	text     TextResourceContents
+	used     bool
+	textUsed bool
+}
+
+// readResourceResultBlock is a result with its room, allocated in one
+// piece.
+type readResourceResultBlock struct {
+	res   ReadResourceResult
+	store readResourceStore
+}
+
+// decode is CallToolResult.decode for a resources/read result.
+func (r *ReadResourceResult) decode(data []byte, store *readResourceStore) (rt []byte, fieldErr, err error) {
+	a := newArena(data)
+	it := newObjectIter(data)
+	for it.next() {
+		var key string // always a constant: it ends up in errors
+		switch string(it.key) {
+		case "_meta":
+			key = "_meta"
+		case "resultType":
+			key = "resultType"
+			rt = it.val
+		case "ttlMs":
+			key = "ttlMs"
+		case "cacheScope":
+			key = "cacheScope"
+		case "contents":
+			key = "contents"
+		default:
+			if key = foldKey(it.key, readResourceResultKeys); key == "" {
+				continue
+			}
+		}
+		if fieldErr != nil {
+			continue
+		}
+		v := it.val
+		var ferr error
+		switch key {
+		case "_meta":
+			if v[0] != 'n' && store == nil {
+				store = new(readResourceStore)
+			}
+			if store == nil {
+				r.Meta = nil
+			} else {
+				r.Meta, ferr = decodeResultMetaMember(v, a, &store.meta, &store.info)
+			}
+		case "resultType":
+			ferr = decodeResultTypeMember(v, a, &r.ResultType)
+		case "ttlMs":
+			switch c := v[0]; {
+			case c == 'n':
+			case c == '-' || (c >= '0' && c <= '9'):
+				n, perr := strconv.ParseInt(string(v), 10, 64)
+				if perr != nil {
+					ferr = &json.UnmarshalTypeError{Value: "number " + string(v), Type: int64Type, Field: "ttlMs"}
+				} else {
+					r.TTLMs = n
+				}
+			default:
+				ferr = &json.UnmarshalTypeError{Value: describe(v), Type: int64Type, Field: "ttlMs"}
+			}
+		case "cacheScope":
+			switch string(v) {
+			case `"public"`:
+				r.CacheScope = CacheScopePublic
+			case `"private"`:
+				r.CacheScope = CacheScopePrivate
+			default:
+				s := string(r.CacheScope)
+				ferr = decodeStringMember(v, a, &s, "cacheScope")
+				r.CacheScope = CacheScope(s)
+			}
+		case "contents":
+			switch v[0] {
+			case 'n':
+				r.Contents = nil
+			case '[':
+				if store == nil {
+					store = new(readResourceStore)
+				}
+				r.Contents, ferr = decodeResourceContentsList(v, a, store)
+			default:
+				ferr = errNotArray(v)
+			}
+		}
+		if ferr != nil {
+			fieldErr = fmt.Errorf("mcp: resources/read result %q: %w", key, ferr)
+		}
+	}
+	return rt, fieldErr, it.err
+}
+
+// decodeResourceContentsList decodes a JSON array of contents, known to
+// be an array, starting in store's room when it is unused.
+func decodeResourceContentsList(data []byte, a *strArena, store *readResourceStore) ([]ResourceContents, error) {
+	var out []ResourceContents
+	if !store.used {
+		store.used = true
+		out = store.contents[:0:len(store.contents)]
+	} else {
+		out = []ResourceContents{}
+	}
+	it := newArrayIter(data)
+	for i := 0; it.next(); i++ {
+		var text *TextResourceContents
+		if !store.textUsed {
+			text = &store.text
+		}
+		c, err := decodeResourceContents(it.val, a, text)
+		if err != nil {
+			return nil, fmt.Errorf("contents[%d]: %w", i, err)
+		}
+		if text != nil && c == ResourceContents(text) {
+			store.textUsed = true
+		}
+		out = append(out, c)
+	}
+	if it.err != nil {
+		return nil, it.err
+	}
+	return out, nil
 }
 
 // ListResourcesResult is a page of resources/list. It is cacheable.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // ResultType says how a client must read a result: as the final answer
@@ -152,6 +153,12 @@ func ParseResultType(raw json.RawMessage) (ResultType, error) {
 	if it.err != nil {
 		return "", it.err
 	}
+	return classifyResultType(v)
+}
+
+// classifyResultType is ParseResultType for the raw value v of the
+// resultType member, nil when absent.
+func classifyResultType(v []byte) (ResultType, error) {
 	if v == nil || isNullJSON(v) {
 		return ResultTypeComplete, nil
 	}
@@ -216,4 +223,68 @@ func DecodeResult(method string, raw json.RawMessage) (ServerResult, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// The one-pass result decoders (CallToolResult, GetPromptResult,
+// ReadResourceResult) share the handling of the header's members.
+
+// decodeResultMetaMember decodes the value v of a result's _meta member
+// into meta, with serverInfo in info; null gives nil.
+func decodeResultMetaMember(v []byte, a *strArena, meta *ResultMetaObject, info *Implementation) (*ResultMetaObject, error) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	return meta, meta.decode(v, a, info)
+}
+
+var resultTypeType = reflect.TypeFor[ResultType]()
+
+// decodeResultTypeMember decodes the value v of a resultType member into
+// *rt, as encoding/json decodes a string field: null leaves *rt alone.
+func decodeResultTypeMember(v []byte, a *strArena, rt *ResultType) error {
+	switch {
+	case v[0] == 'n':
+	case v[0] != '"':
+		return &json.UnmarshalTypeError{Value: describe(v), Type: resultTypeType, Field: "resultType"}
+	case string(v) == `"complete"`:
+		*rt = ResultTypeComplete
+	case string(v) == `"input_required"`:
+		*rt = ResultTypeInputRequired
+	default:
+		s, err := a.str(v)
+		if err != nil {
+			return err
+		}
+		*rt = ResultType(s)
+	}
+	return nil
+}
+
+// decodeStringMember decodes the value v of a string member into *s, as
+// encoding/json decodes a string field: null leaves *s alone.
+func decodeStringMember(v []byte, a *strArena, s *string, field string) error {
+	switch v[0] {
+	case 'n':
+		return nil
+	case '"':
+		var err error
+		*s, err = a.str(v)
+		return err
+	}
+	return &json.UnmarshalTypeError{Value: describe(v), Type: stringType, Field: field}
+}
+
+// onePassOutcome finishes the decoding of a carrier's result by its
+// resultType (rt, the raw value of the last resultType member): as an
+// InputRequiredResult, or as the complete result already decoded in one
+// pass (with fieldErr, its first error in a member's value).
+func onePassOutcome(raw, rt []byte, fieldErr error) (*InputRequiredResult, error) {
+	typ, err := classifyResultType(rt)
+	if err != nil {
+		return nil, err
+	}
+	if typ == ResultTypeInputRequired {
+		return decodeInputRequired(raw)
+	}
+	return nil, fieldErr
 }

@@ -1,0 +1,345 @@
+// Command everything-client is the client the official MCP conformance
+// suite (github.com/modelcontextprotocol/conformance) tests Parley against.
+//
+// The suite starts a mock server for each client scenario and runs this
+// command with the mock server's URL as the last argument. It names the
+// scenario in MCP_CONFORMANCE_SCENARIO and, for some scenarios, passes
+// JSON in MCP_CONFORMANCE_CONTEXT. The client then does what the scenario
+// needs: the mock server records the traffic and scores it.
+//
+//	MCP_CONFORMANCE_SCENARIO=tools_call everything-client http://localhost:1234/mcp
+//
+// conformance/run.sh builds it and hands it to `conformance client`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/transport/streamhttp"
+)
+
+// A scenario drives one conformance scenario against the server at url.
+type scenario func(ctx context.Context, url string, cfg *config) error
+
+// config is the scenario's MCP_CONFORMANCE_CONTEXT, decoded.
+type config struct {
+	// ToolCalls are the calls http-custom-headers asks for.
+	ToolCalls []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"toolCalls"`
+}
+
+var scenarios = map[string]scenario{
+	"tools_call":                       toolsCall,
+	"request-metadata":                 requestMetadata,
+	"http-standard-headers":            standardHeaders,
+	"http-custom-headers":              customHeaders,
+	"http-invalid-tool-headers":        invalidToolHeaders,
+	"json-schema-ref-no-deref":         listToolsOnly,
+	"json-schema-2020-12-preservation": schemaPreservation,
+	"sep-2322-client-request-state":    requestState,
+}
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	slog.SetDefault(log)
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: MCP_CONFORMANCE_SCENARIO=<scenario> everything-client <server-url>")
+		os.Exit(2)
+	}
+	url := os.Args[len(os.Args)-1]
+	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+
+	cfg := new(config)
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), cfg); err != nil {
+			log.Error("bad MCP_CONFORMANCE_CONTEXT", "err", err)
+			os.Exit(2)
+		}
+	}
+	run, ok := scenarios[name]
+	if !ok {
+		// Scenarios this client has no plan for (the auth/* ones, until
+		// Parley has an authorization client) get the plain flow: connect,
+		// list the tools, call the first.
+		log.Warn("no specific handler for this scenario; running the basic flow", "scenario", name)
+		run = basic
+	}
+
+	// The suite gives each scenario 30 s; stay well inside it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := run(ctx, url, cfg); err != nil {
+		log.Error("scenario failed", "scenario", name, "err", err)
+		os.Exit(1)
+	}
+	log.Info("scenario done", "scenario", name)
+}
+
+// connect opens a session to url over Streamable HTTP.
+func connect(ctx context.Context, url string, opts *client.Options) (*client.Session, error) {
+	c := client.New(mcp.Implementation{Name: "parley-everything-client", Version: "0.1.0"}, opts)
+	sess, err := c.Connect(ctx, streamhttp.NewClientTransport(url, nil))
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return sess, nil
+}
+
+// listTools returns every tool of every page.
+func listTools(ctx context.Context, sess *client.Session) ([]mcp.Tool, error) {
+	var tools []mcp.Tool
+	for t, err := range sess.Tools(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		tools = append(tools, *t)
+	}
+	return tools, nil
+}
+
+// basic connects, lists the tools and calls the first one.
+func basic(ctx context.Context, url string, _ *config) error {
+	sess, err := connect(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		return err
+	}
+	if len(tools) > 0 {
+		if _, err := sess.CallTool(ctx, tools[0].Name, map[string]any{}); err != nil {
+			return fmt.Errorf("tools/call %s: %w", tools[0].Name, err)
+		}
+	}
+	return nil
+}
+
+// toolsCall calls add_numbers, the mock server's one tool.
+func toolsCall(ctx context.Context, url string, _ *config) error {
+	sess, err := connect(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if t.Name != "add_numbers" {
+			continue
+		}
+		res, err := sess.CallTool(ctx, t.Name, map[string]any{"a": 2, "b": 3})
+		if err != nil {
+			return fmt.Errorf("tools/call add_numbers: %w", err)
+		}
+		slog.Info("add_numbers", "result", text(res))
+		return nil
+	}
+	return errors.New("the server has no add_numbers tool")
+}
+
+// requestMetadata makes a few requests, so the mock server can check the
+// _meta and MCP-Protocol-Version of each. It refuses the first request with
+// -32022; the session is expected to retry with a version from the list.
+// The client declares every capability it has a value for, so the mock
+// server can check that each is an object.
+func requestMetadata(ctx context.Context, url string, _ *config) error {
+	sess, err := connect(ctx, url, &client.Options{Capabilities: &mcp.ClientCapabilities{
+		Roots:       &mcp.RootsCapability{},
+		Sampling:    &mcp.SamplingCapability{},
+		Elicitation: &mcp.ElicitationCapability{},
+	}})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if _, err := sess.ListTools(ctx, ""); err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	return nil
+}
+
+// standardHeaders uses every request kind that names something (tools/call,
+// resources/read, prompts/get) on everything the server lists, so the mock
+// server sees Mcp-Method and Mcp-Name on each.
+func standardHeaders(ctx context.Context, url string, _ *config) error {
+	sess, err := connect(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+
+	var errs []error
+	tools, err := listTools(ctx, sess)
+	errs = append(errs, err)
+	for _, t := range tools {
+		_, err := sess.CallTool(ctx, t.Name, map[string]any{})
+		errs = append(errs, wrap("tools/call "+t.Name, err))
+	}
+	for r, err := range sess.Resources(ctx) {
+		if err != nil {
+			errs = append(errs, wrap("resources/list", err))
+			break
+		}
+		_, err := sess.ReadResource(ctx, r.URI)
+		errs = append(errs, wrap("resources/read "+r.URI, err))
+	}
+	for p, err := range sess.Prompts(ctx) {
+		if err != nil {
+			errs = append(errs, wrap("prompts/list", err))
+			break
+		}
+		_, err := sess.GetPrompt(ctx, p.Name, nil)
+		errs = append(errs, wrap("prompts/get "+p.Name, err))
+	}
+	return errors.Join(errs...)
+}
+
+// customHeaders lists the tools (so the session learns which arguments the
+// x-mcp-header annotations mirror into Mcp-Param-* headers), then makes the
+// calls the scenario's context names, with its arguments as they are.
+func customHeaders(ctx context.Context, url string, cfg *config) error {
+	if len(cfg.ToolCalls) == 0 {
+		return errors.New("MCP_CONFORMANCE_CONTEXT names no toolCalls")
+	}
+	sess, err := connect(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if _, err := listTools(ctx, sess); err != nil {
+		return err
+	}
+	var errs []error
+	for _, call := range cfg.ToolCalls {
+		var args any // nil: no arguments
+		if len(call.Arguments) > 0 {
+			args = call.Arguments
+		}
+		_, err := sess.CallTool(ctx, call.Name, args)
+		errs = append(errs, wrap("tools/call "+call.Name, err))
+	}
+	return errors.Join(errs...)
+}
+
+// invalidToolHeaders calls every tool the session lists. The server offers
+// one valid tool and ten whose x-mcp-header annotations are invalid: a
+// conforming client drops those from the list, so only valid_tool is
+// called.
+func invalidToolHeaders(ctx context.Context, url string, _ *config) error {
+	sess, err := connect(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range tools {
+		_, err := sess.CallTool(ctx, t.Name, map[string]any{"region": "us-west1"})
+		errs = append(errs, wrap("tools/call "+t.Name, err))
+	}
+	return errors.Join(errs...)
+}
+
+// listToolsOnly lists the tools and nothing else. The server's one tool has
+// a $ref to a network URL, which the client must never fetch.
+func listToolsOnly(ctx context.Context, url string, _ *config) error {
+	sess, err := connect(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		slog.Info("tool", "name", t.Name, "inputSchema", string(t.InputSchema))
+	}
+	return nil
+}
+
+// schemaPreservation sends the inputSchema of json_schema_2020_12_tool, as
+// the session received it, back to the server through json_schema_echo. The
+// server compares it with what it sent: no keyword may be lost on the way.
+func schemaPreservation(ctx context.Context, url string, _ *config) error {
+	sess, err := connect(ctx, url, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if t.Name == "json_schema_2020_12_tool" {
+			_, err := sess.CallTool(ctx, "json_schema_echo", map[string]any{"schema": t.InputSchema})
+			return wrap("tools/call json_schema_echo", err)
+		}
+	}
+	return errors.New("the server has no json_schema_2020_12_tool")
+}
+
+// requestState calls the four tools of the SEP-2322 client scenario. Two
+// of them answer input_required with an elicitation: the session's
+// multi-round-trip loop fulfils it through the Elicit callback (the user
+// confirms) and retries, echoing requestState when there is one.
+func requestState(ctx context.Context, url string, _ *config) error {
+	confirm := func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+		if _, ok := p.(*mcp.ElicitRequestFormParams); !ok {
+			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil // this client opens no URLs
+		}
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"confirmed": true}}, nil
+	}
+	sess, err := connect(ctx, url, &client.Options{Elicit: confirm})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	var errs []error
+	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+		res, err := sess.CallTool(ctx, name, map[string]any{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tools/call %s: %w", name, err))
+			continue
+		}
+		slog.Info("tool result", "tool", name, "text", text(res))
+	}
+	return errors.Join(errs...)
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// text joins the text blocks of a tool result.
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}

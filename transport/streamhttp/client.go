@@ -1,0 +1,658 @@
+package streamhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/transport"
+)
+
+// DefaultMaxMessageSize is the largest message the client accepts when
+// ClientOptions.MaxMessageSize is not set: 4 MiB.
+const DefaultMaxMessageSize = 4 << 20
+
+// ClientOptions configures the transport made by NewClientTransport. A nil
+// *ClientOptions means defaults.
+type ClientOptions struct {
+	// HTTPClient sends the POSTs. Default: http.DefaultClient. Do not give
+	// it a Timeout shorter than your longest request: a subscriptions/listen
+	// stream is one request that lasts as long as the subscription. Bound
+	// each call with its context instead.
+	HTTPClient *http.Client
+	// Header holds headers added to every POST, such as Authorization. The
+	// transport's own headers (Content-Type, Accept, MCP-Protocol-Version,
+	// Mcp-Method, Mcp-Name, Mcp-Param-*) win over these.
+	Header http.Header
+	// Logger receives the transport's diagnostics, such as the tools it
+	// removed from a tools/list result. Default: slog.Default().
+	Logger *slog.Logger
+	// MaxMessageSize is the largest response body or event, in bytes, the
+	// transport accepts. A larger response is reported to the caller as an
+	// error response. Zero or negative means DefaultMaxMessageSize.
+	MaxMessageSize int
+}
+
+// NewClientTransport returns a transport to the Streamable HTTP MCP endpoint
+// at url, for client.Client.Connect or any other user of transport.Conn.
+//
+// Each Connect returns a new connection; nothing is shared between them but
+// the HTTP client. The connection turns each request written to it into a
+// POST of its own, with the headers 2026-07-28 requires, and makes what the
+// server answers (the JSON response, or the notifications and response of
+// an event stream) available to Read:
+//
+//   - A response from the server, whatever its HTTP status, is delivered as
+//     it is; an error response without an id (such as a 403 from DNS
+//     rebinding protection) is given the request's id.
+//   - A failure with no JSON-RPC answer (a network error, an HTTP error
+//     status without a JSON-RPC body, a stream that ends before the
+//     response, a response over MaxMessageSize) is delivered as an error
+//     response for the request with code -32603 (internal error) and a
+//     message saying what happened, such as "HTTP 502 Bad Gateway"; its
+//     data is {"httpStatus": N} when there was a status.
+//   - A notifications/cancelled for a request in flight closes that
+//     request's POST, which is how Streamable HTTP cancels; nothing is
+//     sent. Other notifications are POSTed, and Write returns an error
+//     unless the server accepts them (202).
+//   - Responses written to the connection are dropped: on Streamable HTTP
+//     a client never sends one.
+//
+// The connection watches tools/list results go by and learns the tools'
+// x-mcp-header annotations, which it mirrors as Mcp-Param-* headers on
+// tools/call. A tool whose annotations are invalid is removed from the
+// result (and logged), as the specification requires. When the server
+// answers a tools/call with -32020 (header mismatch), the connection fetches
+// tools/list again with the call's _meta and retries the call once.
+//
+// A request's POST lives as long as the context the request was written
+// with: when it ends, the POST is closed and nothing more is delivered for
+// that request.
+func NewClientTransport(url string, opts *ClientOptions) transport.Transport {
+	t := &clientTransport{url: url}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.HTTPClient == nil {
+		t.opts.HTTPClient = http.DefaultClient
+	}
+	if t.opts.Logger == nil {
+		t.opts.Logger = slog.Default()
+	}
+	if t.opts.MaxMessageSize <= 0 {
+		t.opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	t.opts.Header = t.opts.Header.Clone()
+	return t
+}
+
+type clientTransport struct {
+	url  string
+	opts ClientOptions
+}
+
+// Connect checks the URL and returns a new connection. It sends nothing:
+// Streamable HTTP has no handshake.
+func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return nil, fmt.Errorf("streamhttp: bad endpoint URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("streamhttp: endpoint URL %q is not http or https", t.url)
+	}
+	c := &clientConn{
+		url:   t.url,
+		opts:  &t.opts,
+		in:    make(chan []byte, 16),
+		calls: make(map[jsonrpc.ID]context.CancelFunc),
+		tools: make(map[string][]paramHeader),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// clientConn is one client connection; see NewClientTransport.
+type clientConn struct {
+	url  string
+	opts *ClientOptions
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	in     chan []byte // messages for Read
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	calls map[jsonrpc.ID]context.CancelFunc // requests in flight
+	tools map[string][]paramHeader          // x-mcp-header annotations learned from tools/list
+
+	version  atomic.Pointer[[]string] // the MCP-Protocol-Version header value of the last request
+	internal atomic.Int64             // ids of the transport's own requests
+}
+
+// Read returns the next message from the server. After Close it returns an
+// error wrapping transport.ErrClosed.
+func (c *clientConn) Read(ctx context.Context) ([]byte, error) {
+	if c.ctx.Err() != nil {
+		return nil, transport.ErrClosed
+	}
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.ctx.Done():
+		return nil, transport.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write sends one message: a request starts its POST and returns at once, a
+// notification is POSTed and Write waits for the server to accept it.
+func (c *clientConn) Write(ctx context.Context, msg []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.ctx.Err() != nil {
+		return transport.ErrClosed
+	}
+	out, err := peekOutgoing(msg)
+	switch {
+	case err != nil:
+		return err
+	case out.response:
+		c.opts.Logger.Debug("streamhttp: dropping a response; Streamable HTTP clients send none")
+		return nil
+	case !out.id.IsValid():
+		return c.sendNotification(ctx, &out, msg)
+	}
+	return c.startCall(ctx, &out, msg)
+}
+
+// Close ends the connection: every request in flight has its POST closed.
+// It waits for the goroutines serving them to return.
+func (c *clientConn) Close() error {
+	c.mu.Lock()
+	c.cancel()
+	for _, cancel := range c.calls {
+		cancel()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	return nil
+}
+
+// headers builds the headers of a POST for a request or notification.
+func (c *clientConn) headers(method string, info *requestInfo) http.Header {
+	h := make(http.Header, len(c.opts.Header)+6)
+	for k, v := range c.opts.Header {
+		h[k] = v
+	}
+	h["Content-Type"] = jsonContentType
+	h["Accept"] = acceptBoth
+	last := c.version.Load()
+	switch {
+	case info.version == "":
+		if last != nil {
+			h[canonProtocolVersion] = *last // a notification: the version of the last request
+		}
+	case last != nil && (*last)[0] == info.version:
+		h[canonProtocolVersion] = *last
+	default:
+		v := []string{info.version}
+		c.version.Store(&v)
+		h[canonProtocolVersion] = v
+	}
+	if v, ok := methodHeaders[method]; ok {
+		h[canonMethod] = v
+	} else {
+		h[canonMethod] = []string{method}
+	}
+	switch method {
+	case mcp.MethodCallTool, mcp.MethodGetPrompt:
+		if info.name != nil {
+			h[canonName] = []string{EncodeHeaderValue(*info.name)}
+		}
+	case mcp.MethodReadResource:
+		if info.uri != nil {
+			h[canonName] = []string{EncodeHeaderValue(*info.uri)}
+		}
+	}
+	if method == mcp.MethodCallTool && info.name != nil && len(info.args) > 0 {
+		c.mu.Lock()
+		params := c.tools[*info.name]
+		c.mu.Unlock()
+		for _, ph := range params {
+			v := argumentAt(info.args, ph.path)
+			if v == nil {
+				continue // absent or null: no header
+			}
+			if text, ok := headerText(v); ok {
+				h[ph.key] = []string{EncodeHeaderValue(text)}
+			}
+		}
+	}
+	return h
+}
+
+// Header values shared by every POST (net/http never modifies them).
+var (
+	acceptBoth    = []string{"application/json, text/event-stream"}
+	methodHeaders = func() map[string][]string {
+		m := make(map[string][]string, len(knownMethods))
+		for _, k := range knownMethods {
+			m[k] = []string{k}
+		}
+		return m
+	}()
+)
+
+// sendNotification POSTs a notification, except a cancellation, which closes
+// the POST of the request it names.
+func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []byte) error {
+	if m.method == jsonrpc.CancelMethod {
+		var p struct {
+			Params struct {
+				RequestID jsonrpc.ID `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(msg, &p) == nil && p.Params.RequestID.IsValid() {
+			c.mu.Lock()
+			cancel := c.calls[p.Params.RequestID]
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	if err != nil {
+		return fmt.Errorf("streamhttp: %w", err)
+	}
+	req.Header = c.headers(m.method, &m.info)
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return transport.ErrClosed
+		}
+		return fmt.Errorf("streamhttp: sending %s: %w", m.method, err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("streamhttp: the server refused notification %s: HTTP %s", m.method, resp.Status)
+	}
+	return nil
+}
+
+// startCall starts the POST of a request in its own goroutine. The POST
+// ends with the context the request was written with, or at Close.
+func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) error {
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		cancel()
+		return transport.ErrClosed
+	}
+	c.calls[m.id] = cancel
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		c.call(ctx, m, msg)
+		cancel()
+		c.mu.Lock()
+		delete(c.calls, m.id)
+		c.mu.Unlock()
+	}()
+	return nil
+}
+
+// call runs one request to its end and delivers its response.
+func (c *clientConn) call(ctx context.Context, m *outgoing, msg []byte) {
+	deliver := func(n []byte) { c.deliver(ctx, n) }
+	rep := c.exchange(ctx, m.id, msg, c.headers(m.method, &m.info), deliver)
+	if rep == nil {
+		return // abandoned: the caller no longer waits for it
+	}
+	if m.method == mcp.MethodCallTool && rep.code() == mcp.CodeHeaderMismatch && m.info.name != nil {
+		// The tool's annotations may have changed since we last listed
+		// it: list again and retry, once.
+		rep.release()
+		c.opts.Logger.Debug("streamhttp: header mismatch on tools/call; refreshing tools/list and retrying", "tool", *m.info.name)
+		c.refreshTools(ctx, &m.info)
+		if rep = c.exchange(ctx, m.id, msg, c.headers(m.method, &m.info), deliver); rep == nil {
+			return
+		}
+	}
+	if m.method == mcp.MethodListTools && rep.resp.Error == nil {
+		if filtered, changed := c.learnTools(rep.resp.Result); changed {
+			rep.raw = encodeResponse(rep.resp.ID, filtered, nil)
+		}
+	}
+	c.deliver(ctx, rep.raw)
+	rep.release()
+}
+
+// deliver hands a message to Read, unless ctx ends first.
+func (c *clientConn) deliver(ctx context.Context, msg []byte) {
+	select {
+	case c.in <- msg:
+	case <-ctx.Done():
+	}
+}
+
+// reply is the response to one POST.
+type reply struct {
+	raw  []byte            // the response message, with the request's id
+	resp *jsonrpc.Response // raw, decoded
+	// rest is the remainder of an event stream whose response has been
+	// read; release drains and closes it.
+	rest io.ReadCloser
+}
+
+func (r *reply) code() int64 {
+	if r.resp.Error == nil {
+		return 0
+	}
+	return r.resp.Error.Code
+}
+
+// release is called once the reply has been used. The server ends an event
+// stream right after the response, so draining what is left lets the HTTP
+// client reuse the connection; a stream that stays open is cut after
+// drainTimeout.
+func (r *reply) release() {
+	if r == nil || r.rest == nil {
+		return
+	}
+	t := time.AfterFunc(drainTimeout, func() { r.rest.Close() })
+	io.Copy(io.Discard, io.LimitReader(r.rest, 64<<10))
+	t.Stop()
+	r.rest.Close()
+}
+
+// drainTimeout bounds how long release waits for the end of a stream.
+const drainTimeout = time.Second
+
+// exchange POSTs a request and returns its response, handing the
+// notifications of an event stream to onNotify on the way (nil drops them).
+// It returns nil when ctx ended: no one wants the answer any more. Any other
+// failure becomes an error response. The caller must release the reply.
+func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hdr http.Header, onNotify func([]byte)) *reply {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	if err != nil {
+		return failure(id, 0, "streamhttp: "+err.Error())
+	}
+	req.Header = hdr
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return failure(id, 0, "streamhttp: POST failed: "+err.Error())
+	}
+	var rep *reply
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "text/event-stream":
+		rep = c.readStream(ctx, id, resp, onNotify)
+		if rep != nil && ctx.Err() == nil {
+			rep.rest = resp.Body
+			return rep
+		}
+	case "application/json":
+		rep = c.readJSON(ctx, id, resp)
+	default:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		rep = statusFailure(id, resp)
+	}
+	resp.Body.Close()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return rep
+}
+
+// readJSON reads a single JSON response.
+func (c *clientConn) readJSON(ctx context.Context, id jsonrpc.ID, resp *http.Response) *reply {
+	limit := c.opts.MaxMessageSize
+	body, err := readLimited(resp.Body, resp.ContentLength, limit)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		return failure(id, resp.StatusCode, fmt.Sprintf("streamhttp: the response exceeds the limit of %d bytes", limit))
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil
+		}
+		return failure(id, resp.StatusCode, "streamhttp: reading the response: "+err.Error())
+	}
+	m, _, derr := jsonrpc.DecodeMessage(body)
+	r, ok := m.(*jsonrpc.Response)
+	if derr != nil || !ok {
+		if resp.StatusCode/100 != 2 {
+			return statusFailure(id, resp)
+		}
+		return failure(id, resp.StatusCode, "streamhttp: the server's answer is not a JSON-RPC response")
+	}
+	return c.ownResponse(id, r, body, resp)
+}
+
+// ownResponse makes r the response to request id: an error response
+// without id (the server could not or did not name it) is given it.
+func (c *clientConn) ownResponse(id jsonrpc.ID, r *jsonrpc.Response, raw []byte, resp *http.Response) *reply {
+	switch {
+	case r.ID == id:
+		return &reply{raw: raw, resp: r}
+	case !r.ID.IsValid() && r.Error != nil:
+		r.ID = id
+		return &reply{raw: encodeResponse(id, nil, r.Error), resp: r}
+	}
+	return failure(id, resp.StatusCode, fmt.Sprintf("streamhttp: the server answered request %s with the response to %s", id.Raw(), r.ID.Raw()))
+}
+
+// readStream reads an event stream up to the request's response, handing
+// notifications on.
+func (c *clientConn) readStream(ctx context.Context, id jsonrpc.ID, resp *http.Response, onNotify func([]byte)) *reply {
+	sr := newSSEReader(resp.Body, c.opts.MaxMessageSize)
+	for {
+		data, err := sr.next()
+		switch {
+		case err == io.EOF:
+			return failure(id, resp.StatusCode, "streamhttp: the event stream ended before the response")
+		case errors.Is(err, errEventTooLarge):
+			return failure(id, resp.StatusCode, fmt.Sprintf("streamhttp: an event exceeds the limit of %d bytes", c.opts.MaxMessageSize))
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return failure(id, resp.StatusCode, "streamhttp: the event stream broke before the response: "+err.Error())
+		}
+		m, _, derr := jsonrpc.DecodeMessage(data)
+		if derr != nil {
+			c.opts.Logger.Warn("streamhttp: dropping an event that is not a JSON-RPC message", "err", derr)
+			continue
+		}
+		switch m := m.(type) {
+		case *jsonrpc.Response:
+			if m.ID == id || (!m.ID.IsValid() && m.Error != nil) {
+				return c.ownResponse(id, m, data, resp)
+			}
+			c.opts.Logger.Warn("streamhttp: dropping a response to another request", "id", m.ID.String())
+		case *jsonrpc.Request:
+			if !m.IsNotification() {
+				// 2026-07-28 servers never send requests.
+				c.opts.Logger.Warn("streamhttp: dropping a request from the server", "method", m.Method)
+				continue
+			}
+			if onNotify != nil {
+				onNotify(data)
+			}
+		}
+	}
+}
+
+// failure builds an error response for a request that got no JSON-RPC
+// answer.
+func failure(id jsonrpc.ID, status int, message string) *reply {
+	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}
+	if status != 0 {
+		e.Data = json.RawMessage(`{"httpStatus":` + strconv.Itoa(status) + `}`)
+	}
+	r := &jsonrpc.Response{ID: id, Error: e}
+	return &reply{raw: encodeResponse(id, nil, e), resp: r}
+}
+
+// statusFailure is the failure of a response that is not JSON-RPC: "HTTP
+// 502 Bad Gateway", or, for a success status, a note that no response came.
+func statusFailure(id jsonrpc.ID, resp *http.Response) *reply {
+	if resp.StatusCode/100 == 2 {
+		return failure(id, resp.StatusCode, fmt.Sprintf("streamhttp: HTTP %s carried no JSON-RPC response", resp.Status))
+	}
+	return failure(id, resp.StatusCode, "HTTP "+resp.Status)
+}
+
+// readLimited reads a body of at most limit bytes.
+func readLimited(r io.Reader, length int64, limit int) ([]byte, error) {
+	if length > int64(limit) {
+		return nil, errBodyTooLarge
+	}
+	if length > 0 {
+		buf := make([]byte, length)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	var b bytes.Buffer
+	n, err := b.ReadFrom(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > int64(limit) {
+		return nil, errBodyTooLarge
+	}
+	return b.Bytes(), nil
+}
+
+// learnTools records the x-mcp-header annotations of the tools in a
+// tools/list result and removes the tools whose annotations are invalid.
+// It returns the result to deliver and whether it differs from result.
+func (c *clientConn) learnTools(result json.RawMessage) (json.RawMessage, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(result, &top) != nil {
+		return result, false
+	}
+	var tools []json.RawMessage
+	if json.Unmarshal(top["tools"], &tools) != nil {
+		return result, false
+	}
+	kept := make([]json.RawMessage, 0, len(tools))
+	c.mu.Lock()
+	for _, raw := range tools {
+		var t struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if json.Unmarshal(raw, &t) != nil {
+			kept = append(kept, raw) // not our business: the caller decodes it
+			continue
+		}
+		params, err := parseParamHeaders(t.InputSchema)
+		if err != nil {
+			delete(c.tools, t.Name)
+			c.opts.Logger.Warn("streamhttp: removing a tool with an invalid x-mcp-header annotation from tools/list", "tool", t.Name, "reason", err.Error())
+			continue
+		}
+		if len(params) > 0 {
+			c.tools[t.Name] = params
+		} else {
+			delete(c.tools, t.Name)
+		}
+		kept = append(kept, raw)
+	}
+	c.mu.Unlock()
+	if len(kept) == len(tools) {
+		return result, false
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return result, false
+	}
+	top["tools"] = b
+	out, err := json.Marshal(top)
+	if err != nil {
+		return result, false
+	}
+	return out, true
+}
+
+// maxRefreshPages bounds the tools/list pages a refresh reads.
+const maxRefreshPages = 100
+
+// refreshTools lists the server's tools again, with the _meta of the call
+// that failed, until it has seen the called tool or the last page.
+func (c *clientConn) refreshTools(ctx context.Context, call *requestInfo) {
+	cursor := ""
+	for range maxRefreshPages {
+		params := map[string]any{}
+		if len(call.meta) > 0 {
+			params["_meta"] = call.meta
+		}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return
+		}
+		id := jsonrpc.StringID("streamhttp-tools-refresh-" + strconv.FormatInt(c.internal.Add(1), 10))
+		msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: mcp.MethodListTools, Params: raw})
+		if err != nil {
+			return
+		}
+		rep := c.exchange(ctx, id, msg, c.headers(mcp.MethodListTools, &requestInfo{version: call.version}), nil)
+		rep.release()
+		if rep == nil || rep.resp.Error != nil {
+			return
+		}
+		c.learnTools(rep.resp.Result)
+		var page struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if json.Unmarshal(rep.resp.Result, &page) != nil {
+			return
+		}
+		for _, t := range page.Tools {
+			if t.Name == *call.name {
+				return
+			}
+		}
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			return
+		}
+		cursor = page.NextCursor
+	}
+}

@@ -1,0 +1,295 @@
+package streamhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+)
+
+// Defaults of HandlerOptions.
+const (
+	// DefaultMaxBodyBytes is the largest request body the handler reads.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultKeepAlive is how often an open event stream with nothing to
+	// say gets a keep-alive comment.
+	DefaultKeepAlive = 15 * time.Second
+)
+
+// HandlerOptions configures the handler made by NewHandler. A nil
+// *HandlerOptions means defaults.
+type HandlerOptions struct {
+	// MaxBodyBytes is the largest request body accepted; a larger one is
+	// answered with 413 Request Entity Too Large. Zero or negative means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+
+	// KeepAlive is how long an event stream may stay quiet before the
+	// handler sends a ": keep-alive" comment on it, so that proxies and
+	// clients do not take a quiet stream (in practice, a
+	// subscriptions/listen stream) for a dead one. Zero means
+	// DefaultKeepAlive; negative turns keep-alives off.
+	KeepAlive time.Duration
+
+	// AllowedHosts lists the Host header values accepted, as "name" (any
+	// port) or "name:port". When empty, the handler protects servers that
+	// listen on a loopback address: a request that arrived on a loopback
+	// address must name localhost, 127.0.0.1 or [::1] (any port). When
+	// set, the list replaces that rule and applies whatever the listening
+	// address. Requests with another Host get 403 Forbidden.
+	AllowedHosts []string
+
+	// AllowedOrigins lists the Origin header values accepted besides the
+	// default ones, as "scheme://host[:port]". By default a request without
+	// Origin is accepted; a request with one is accepted when it arrived on
+	// a loopback address and the Origin is loopback too (any port), or, on
+	// other addresses, when the Origin is the request's own Host or one of
+	// AllowedHosts. Anything else gets 403 Forbidden.
+	AllowedOrigins []string
+
+	// DisableHostCheck turns off the Host and Origin checks entirely. Only
+	// use it behind a proxy that does them.
+	DisableHostCheck bool
+
+	// FindTool returns the definition of the tool a tools/call names, whose
+	// x-mcp-header annotations the handler enforces against the request's
+	// Mcp-Param-* headers. It reports false for an unknown tool, which then
+	// has no headers to check (its handler rejects the call anyway).
+	//
+	// When nil, the handler asks the server itself: on each tools/call
+	// that has arguments or Mcp-Param-* headers, it runs tools/list (page
+	// by page, through the server's middleware, with the call's _meta and
+	// context) until it finds the tool. Set FindTool to skip that work
+	// when the tool definitions are known in advance.
+	FindTool func(ctx context.Context, name string) (*mcp.Tool, bool)
+
+	// Logger receives the handler's diagnostics. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// handler serves the MCP endpoint; see NewHandler.
+type handler struct {
+	s         *server.Server
+	maxBody   int64
+	keepAlive time.Duration
+	origins   *originPolicy
+	findTool  func(ctx context.Context, name string) (*mcp.Tool, bool)
+	log       *slog.Logger
+}
+
+// NewHandler returns the http.Handler of a Streamable HTTP MCP endpoint
+// served by s. Mount it at the endpoint's path:
+//
+//	mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
+//
+// The handler is stateless: every POST is served on its own and nothing is
+// kept between them, so any number of handlers (in any number of
+// processes) can serve one endpoint behind a load balancer. See the package
+// documentation for what it answers when.
+func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
+	var o HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
+	h := &handler{
+		s:         s,
+		maxBody:   o.MaxBodyBytes,
+		keepAlive: o.KeepAlive,
+		origins:   newOriginPolicy(&o),
+		findTool:  o.FindTool,
+		log:       o.Logger,
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.keepAlive == 0 {
+		h.keepAlive = DefaultKeepAlive
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	return h
+}
+
+// ServeHTTP serves one POST: one JSON-RPC request or notification.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if why := h.origins.check(r); why != "" {
+		h.log.Warn("streamhttp: refusing request (DNS rebinding protection)", "reason", why, "remote", r.RemoteAddr)
+		writeError(w, http.StatusForbidden, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Forbidden: " + why})
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidRequest,
+			Message: "Method Not Allowed: this MCP endpoint accepts only POST (2026-07-28 has no GET stream and no sessions)",
+		})
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mediaType(ct) != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{
+				Code:    jsonrpc.CodeInvalidRequest,
+				Message: "Unsupported Media Type: the body must be application/json",
+			})
+			return
+		}
+	}
+	body, err := h.readBody(r)
+	if err != nil {
+		if errors.Is(err, errBodyTooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, &jsonrpc.Error{
+				Code:    jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("Request body too large: the limit is %d bytes", h.maxBody),
+			})
+			return
+		}
+		h.log.Debug("streamhttp: reading request body", "err", err)
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: could not read the request body"})
+		return
+	}
+
+	msg, id, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		rpcErr := asRPCError(err)
+		if firstNonSpace(body) == '[' {
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: batches are not supported; POST one JSON-RPC message at a time"}
+		}
+		writeError(w, http.StatusBadRequest, id, rpcErr)
+		return
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: a client must not send JSON-RPC responses"})
+		return
+	}
+	if req.IsNotification() {
+		// Notifications need no headers (2026-07-28 leaves them undefined)
+		// and have no answer. The core defines none a server acts on over
+		// HTTP: cancellation is closing the request's stream.
+		h.s.Handle(r.Context(), req, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.serveRequest(w, r, req)
+}
+
+// serveRequest checks a request against its headers and serves it.
+func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Request) {
+	req, err := h.s.Prepare(msg)
+	if err != nil {
+		rpcErr := asRPCError(err)
+		if rpcErr.Code == mcp.CodeUnsupportedProtocolVersion {
+			// A header that disagrees with the body is the more basic
+			// problem: report it rather than the version.
+			if mm := checkVersionHeader(r.Header, msg); mm != nil {
+				rpcErr = mm
+			}
+		}
+		status := http.StatusBadRequest
+		if rpcErr.Code == jsonrpc.CodeMethodNotFound {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, msg.ID, rpcErr)
+		return
+	}
+	if mm := h.checkHeaders(r, req); mm != nil {
+		writeError(w, http.StatusBadRequest, msg.ID, mm)
+		return
+	}
+	streamOK := acceptsEventStream(r.Header.Values("Accept"))
+	if req.Method == mcp.MethodSubscriptionsListen && !streamOK {
+		writeError(w, http.StatusNotAcceptable, msg.ID, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidRequest,
+			Message: "Not Acceptable: subscriptions/listen answers with an event stream; send Accept: text/event-stream",
+		})
+		return
+	}
+
+	rs := newResponder(w, r, msg.ID, streamOK, h.keepAlive, h.log)
+	req.SetNotify(rs.notify)
+	res, err := h.s.Serve(r.Context(), req)
+	rs.finish(res, err)
+}
+
+// errBodyTooLarge reports a request body over MaxBodyBytes.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readBody reads the whole request body, up to the limit.
+func (h *handler) readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > h.maxBody {
+		return nil, errBodyTooLarge
+	}
+	if r.ContentLength > 0 {
+		// The usual case: read exactly what was announced, in one buffer.
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	var b bytes.Buffer
+	n, err := b.ReadFrom(io.LimitReader(r.Body, h.maxBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > h.maxBody {
+		return nil, errBodyTooLarge
+	}
+	return b.Bytes(), nil
+}
+
+// asRPCError returns err as a JSON-RPC error object: itself when it is one,
+// otherwise an internal error (server.Prepare and Serve only return
+// *jsonrpc.Error).
+func asRPCError(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) && e != nil {
+		return e
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+}
+
+// statusOf is the HTTP status of a JSON response carrying a handler's
+// error: the codes the specification pins get their status, the rest
+// travel in-band with 200.
+func statusOf(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// writeError writes a JSON-RPC error response as application/json.
+func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	if err != nil { // error data that is not JSON
+		msg, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: e.Code, Message: e.Message}})
+	}
+	writeJSON(w, status, msg)
+}
+
+func writeJSON(w http.ResponseWriter, status int, msg []byte) {
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonContentType
+	w.WriteHeader(status)
+	w.Write(msg)
+}
+
+var (
+	jsonContentType  = []string{"application/json"}
+	sseContentType   = []string{"text/event-stream"}
+	noCache          = []string{"no-cache"}
+	noAccelBuffering = []string{"no"}
+)

@@ -1,0 +1,213 @@
+package streamhttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+)
+
+// responder answers one request, choosing between the two response shapes
+// of Streamable HTTP:
+//
+//   - application/json, a single JSON-RPC response, when the request sent
+//     no notification before its result. Its HTTP status follows the error
+//     codes the specification pins (400, 404), so a handler's -32021 is a
+//     400 like the specification asks.
+//   - text/event-stream, when the request sends a notification (progress,
+//     a log message, the acknowledgement of subscriptions/listen) and the
+//     client accepts event streams. The stream starts with the first
+//     notification (status 200, no-cache, X-Accel-Buffering: no), carries
+//     each notification as a flushed event, then the response, and ends.
+//     An error after the stream started travels in-band.
+//
+// A client that does not accept event streams gets its response as JSON and
+// loses the notifications.
+type responder struct {
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	ctx       context.Context // the request's: ends when the client goes away
+	id        jsonrpc.ID
+	streamOK  bool
+	keepAlive time.Duration
+	log       *slog.Logger
+
+	mu        sync.Mutex
+	streaming bool          // the event stream has started
+	done      bool          // the response is written: nothing more may be
+	failed    error         // a write to the client failed
+	stop      chan struct{} // closed by finish to end the keep-alive loop
+	quiet     *time.Timer   // fires when the stream has been quiet for keepAlive
+}
+
+func newResponder(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, streamOK bool, keepAlive time.Duration, log *slog.Logger) *responder {
+	return &responder{
+		w:         w,
+		rc:        http.NewResponseController(w),
+		ctx:       r.Context(),
+		id:        id,
+		streamOK:  streamOK,
+		keepAlive: keepAlive,
+		log:       log,
+	}
+}
+
+// errResponded is returned by notify once the response has been sent: the
+// request is over and nothing more may be sent for it.
+var errResponded = errors.New("streamhttp: the request has been answered; its stream is closed")
+
+// notify is the request's server.NotifyFunc.
+func (p *responder) notify(ctx context.Context, method string, params any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !p.streamOK {
+		return nil // the client takes JSON only: notifications have nowhere to go
+	}
+	var raw json.RawMessage
+	if params != nil {
+		var err error
+		if raw, err = marshalParams(params); err != nil {
+			return err
+		}
+	}
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.done:
+		return errResponded
+	case p.failed != nil:
+		return p.failed
+	}
+	if err := p.ctx.Err(); err != nil {
+		return err
+	}
+	p.startLocked()
+	return p.writeLocked(appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg))
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	if raw, ok := params.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return json.Marshal(params)
+}
+
+// startLocked starts the event stream if it has not started yet.
+func (p *responder) startLocked() {
+	if p.streaming {
+		return
+	}
+	p.streaming = true
+	h := p.w.Header()
+	h["Content-Type"] = sseContentType
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = noAccelBuffering
+	// A stream lasts as long as its request: the server's WriteTimeout,
+	// meant for whole responses, must not cut it. Writers that cannot
+	// (a test recorder) are fine as they are.
+	_ = p.rc.SetWriteDeadline(time.Time{})
+	p.w.WriteHeader(http.StatusOK)
+	if p.keepAlive > 0 {
+		p.stop = make(chan struct{})
+		p.quiet = time.NewTimer(p.keepAlive)
+		go p.keepAliveLoop(p.stop, p.quiet.C)
+	}
+}
+
+// writeLocked writes b to the stream and flushes it.
+func (p *responder) writeLocked(b []byte) error {
+	if _, err := p.w.Write(b); err != nil {
+		p.failed = err
+		return err
+	}
+	if err := p.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		p.failed = err
+		return err
+	}
+	if p.quiet != nil {
+		p.quiet.Reset(p.keepAlive)
+	}
+	return nil
+}
+
+// keepAliveLoop sends a comment whenever the stream has been quiet for the
+// keep-alive interval (every write restarts the quiet timer), until finish
+// or the client leaves.
+func (p *responder) keepAliveLoop(stop <-chan struct{}, quiet <-chan time.Time) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-p.ctx.Done():
+			return
+		case <-quiet:
+			p.mu.Lock()
+			if p.done || p.failed != nil {
+				p.mu.Unlock()
+				return
+			}
+			err := p.writeLocked(keepAlive)
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// finish sends the response to the request: the handler's result, or its
+// error. After finish, the ResponseWriter is never touched again.
+func (p *responder) finish(res any, err error) {
+	var msg []byte
+	status := http.StatusOK
+	if err != nil {
+		rpcErr := asRPCError(err)
+		status = statusOf(rpcErr.Code)
+		msg = encodeResponse(p.id, nil, rpcErr)
+	} else {
+		raw, merr := json.Marshal(res)
+		if merr != nil {
+			p.log.Error("streamhttp: encoding a result", "err", merr)
+			status = http.StatusInternalServerError
+			msg = encodeResponse(p.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"})
+		} else {
+			msg = encodeResponse(p.id, raw, nil)
+		}
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	if p.stop != nil {
+		close(p.stop)
+		p.quiet.Stop()
+	}
+	if p.failed != nil || p.ctx.Err() != nil {
+		return // the client is gone: there is no one to answer
+	}
+	if p.streaming {
+		p.writeLocked(appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg))
+		return
+	}
+	writeJSON(p.w, status, msg)
+}
+
+// encodeResponse encodes a response; a result that is not valid JSON
+// becomes an internal error.
+func encodeResponse(id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) []byte {
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result, Error: e})
+	if err != nil {
+		msg, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the response could not be encoded"}})
+	}
+	return msg
+}
