@@ -1,9 +1,9 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test fmt vet unit allocs examples bench run
+.PHONY: test fmt vet unit allocs examples conformance bench run
 
-test: fmt vet unit allocs examples
+test: fmt vet unit allocs examples conformance
 
 fmt:
 	@out=$$(gofmt -l .); \
@@ -28,3 +28,8 @@ run:
 # Every example must run to completion; CI runs them all.
 examples:
 	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done
+
+# The official MCP conformance suite (installs Node 22 and the suite once,
+# from the npm registry, into a cache folder).
+conformance:
+	bash conformance/run.sh
