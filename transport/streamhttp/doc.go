@@ -49,8 +49,8 @@
 // Any other JSON-RPC error, such as -32602 for an unknown tool, is sent
 // in-band with 200, and so is any error that happens after a stream has
 // started. subscriptions/listen always streams: a client that does not
-// accept event streams gets 406 for it. Open streams get a ": keep-alive"
-// comment every HandlerOptions.KeepAlive (15 s by default) when quiet.
+// accept event streams gets 406 for it. An open stream that has been quiet for
+// HandlerOptions.KeepAlive (15 s by default) gets a ": keep-alive" comment.
 //
 // Other answers: GET, DELETE and every other method get 405 with
 // "Allow: POST"; a body over HandlerOptions.MaxBodyBytes (4 MiB) gets 413; a

@@ -19,8 +19,8 @@ import (
 const (
 	// DefaultMaxBodyBytes is the largest request body the handler reads.
 	DefaultMaxBodyBytes = 4 << 20
-	// DefaultKeepAlive is how often an open event stream with nothing to
-	// say gets a keep-alive comment.
+	// DefaultKeepAlive is how long an open event stream may stay quiet
+	// before it gets a keep-alive comment.
 	DefaultKeepAlive = 15 * time.Second
 )
 
