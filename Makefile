@@ -23,11 +23,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 run:
-	$(GO) run ./examples/hello
+	$(GO) run ./examples/provision
 
 # Every example must run to completion; CI runs them all.
 examples:
 	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done
+	@for t in stdio http; do echo "== examples/provision -transport $$t"; $(GO) run ./examples/provision -transport $$t || exit 1; done
 
 # The official MCP conformance suite (installs Node 22 and the suite once,
 # from the npm registry, into a cache folder).

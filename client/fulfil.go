@@ -157,6 +157,20 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if len(keys) == 1 && ctx.Done() == nil {
+		// One callback and a context that never ends: nothing to run
+		// alongside it and nothing to return early for, so it runs here.
+		k, r := keys[0], reqs[0]
+		res, err := s.client.answer(ctx, r)
+		if err == nil {
+			var responses mcp.InputResponses
+			if err = responses.Set(k, res); err == nil {
+				return responses, nil
+			}
+			err = fmt.Errorf("encoding the answer: %w", err)
+		}
+		return nil, &CallbackError{Key: k, Method: r.Method(), Err: err}
+	}
 	// The first callback to fail cancels the others, and its error is the
 	// cause of cctx.
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -170,6 +184,14 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 	for i, k := range keys {
 		r := reqs[i]
 		go func() {
+			defer func() {
+				// A panicking callback panics on the caller's goroutine, as
+				// it does when a round has one request, rather than taking
+				// the process down from here.
+				if v := recover(); v != nil {
+					cancel(&callbackPanic{value: v})
+				}
+			}()
 			res, err := s.client.answer(cctx, r)
 			if err != nil {
 				err = &CallbackError{Key: k, Method: r.Method(), Err: err}
@@ -193,14 +215,25 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 		case <-cctx.Done():
 		}
 		// A callback failed, or ctx ended (and a callback may have failed
-		// because of it): the caller's cancellation wins.
+		// because of it): a panic is raised again, then the caller's
+		// cancellation wins.
+		cause := context.Cause(cctx)
+		if p, ok := cause.(*callbackPanic); ok {
+			panic(p.value)
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return nil, context.Cause(cctx)
+		return nil, cause
 	}
 	return responses, nil
 }
+
+// callbackPanic carries a callback's panic from its goroutine to Fulfil's
+// caller.
+type callbackPanic struct{ value any }
+
+func (p *callbackPanic) Error() string { return fmt.Sprintf("client: callback panicked: %v", p.value) }
 
 func (c *Client) canAnswer(r mcp.InputRequest) bool {
 	switch r.(type) {

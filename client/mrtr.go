@@ -175,7 +175,7 @@ func (s *Session) run(ctx context.Context, call *Call) (mcp.AnyResult, error) {
 	stateOnly := 0 // consecutive rounds that carried only state
 	for err == nil && p != nil {
 		if p.Round > pol.maxRounds {
-			return nil, &RoundsExceededError{Method: call.Method, Target: call.target(), Rounds: pol.maxRounds}
+			return nil, &RoundsExceededError{Method: call.Method, Target: call.target(), Rounds: pol.maxRounds, Last: p}
 		}
 		if pol.onRound != nil {
 			if err := pol.onRound(ctx, p); err != nil {
@@ -212,6 +212,10 @@ type RoundsExceededError struct {
 	Method string // the call's method
 	Target string // the tool or prompt name, or the resource URI
 	Rounds int    // the limit
+	// Last is the round the server asked for when the limit was reached.
+	// It can be inspected, persisted, or resumed with Session.Fulfil and
+	// Session.Continue by a caller who decides to go on.
+	Last *Pending
 }
 
 func (e *RoundsExceededError) Error() string {

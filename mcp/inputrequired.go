@@ -172,9 +172,12 @@ func (m InputResponses) Elicit(key string) (*ElicitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := new(ElicitResult)
-	if err := json.Unmarshal(raw, r); err != nil {
-		return nil, shapeError(key, MethodElicit, err)
+	r, ok := fastDecodeElicitResult(raw)
+	if !ok {
+		r = new(ElicitResult)
+		if err := json.Unmarshal(raw, r); err != nil {
+			return nil, shapeError(key, MethodElicit, err)
+		}
 	}
 	if err := r.validate(); err != nil {
 		return nil, shapeError(key, MethodElicit, err)
@@ -217,9 +220,20 @@ func (m InputResponses) Roots(key string) (*ListRootsResult, error) {
 // Set stores the JSON encoding of an answer under key, allocating the map
 // if needed.
 func (m *InputResponses) Set(key string, r InputResponse) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
+	var b []byte
+	var err error
+	if e, ok := r.(*ElicitResult); ok && e != nil {
+		bp := getEncBuf()
+		if b, err = e.appendJSON((*bp)[:0]); err == nil {
+			b = finishEncBuf(bp, b)
+		} else {
+			encBufPool.Put(bp)
+		}
+	}
+	if b == nil {
+		if b, err = json.Marshal(r); err != nil {
+			return err
+		}
 	}
 	if *m == nil {
 		*m = make(InputResponses)
@@ -275,13 +289,6 @@ type InputRequiredResult struct {
 	RequestState string `json:"requestState,omitempty"`
 }
 
-// MarshalJSON writes the result with "resultType":"input_required".
-func (r InputRequiredResult) MarshalJSON() ([]byte, error) {
-	type plain InputRequiredResult
-	r.ResultType = ResultTypeInputRequired
-	return json.Marshal(plain(r))
-}
-
 // Validate checks what the protocol requires of an InputRequiredResult: at
 // least one of InputRequests and RequestState, and no nil request.
 func (r *InputRequiredResult) Validate() error {
@@ -327,6 +334,15 @@ func (*InputRequiredResult) isReadResourceOutcome() {}
 
 // decodeInputRequired decodes and validates an InputRequiredResult.
 func decodeInputRequired(raw json.RawMessage) (*InputRequiredResult, error) {
+	if r, ok := fastDecodeInputRequired(raw); ok {
+		return r, nil
+	}
+	return decodeInputRequiredGeneric(raw)
+}
+
+// decodeInputRequiredGeneric is the reference decoder, through
+// encoding/json.
+func decodeInputRequiredGeneric(raw json.RawMessage) (*InputRequiredResult, error) {
 	r := new(InputRequiredResult)
 	if err := json.Unmarshal(raw, r); err != nil {
 		return nil, err

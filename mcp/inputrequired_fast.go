@@ -1,0 +1,653 @@
+package mcp
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+)
+
+// This file holds one-pass decoders and append-style encoders for the
+// messages of a multi-round-trip call's extra round: the InputRequiredResult
+// a server sends (with form elicitations, the common case), and the
+// elicitation answer a client sends back. Without them an extra round costs
+// about four times the allocations of a whole plain call, most of it in
+// encoding/json's reflection and its re-validation of every nested
+// UnmarshalJSON's input.
+//
+// Unlike the decoders of jsonscan.go, these do not reproduce every rule of
+// encoding/json. They take the common shape, and decline (ok == false)
+// whatever they are not sure to decode exactly as encoding/json would: a
+// member name that matches a field only under case folding, a duplicate
+// member whose handling differs, a _meta with extra keys, an unusual schema
+// or value, and every error. The caller then runs the generic path, which
+// decides and reports. So both paths accept the same inputs and produce
+// equal values; jsonfast_test.go checks it, with a fuzz target per decoder.
+
+// inputRequiredBlock allocates an InputRequiredResult together with what it
+// commonly points to.
+type inputRequiredBlock struct {
+	res  InputRequiredResult
+	meta ResultMetaObject
+	info Implementation
+}
+
+// fastDecodeInputRequired decodes an InputRequiredResult in one pass, or
+// declines.
+func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
+	blk := new(inputRequiredBlock)
+	r := &blk.res
+	a := newArena(raw)
+	it := newObjectIter(raw)
+	for it.next() {
+		var err error
+		switch string(it.key) {
+		case "_meta":
+			r.Meta, err = decodeResultMetaMember(it.val, a, &blk.meta, &blk.info)
+		case "resultType":
+			err = decodeResultTypeMember(it.val, a, &r.ResultType)
+		case "requestState":
+			err = decodeStringMember(it.val, a, &r.RequestState, "requestState")
+		case "inputRequests":
+			if it.val[0] == 'n' {
+				r.InputRequests = nil
+				continue
+			}
+			var ok bool
+			if r.InputRequests, ok = fastDecodeInputRequests(it.val, a); !ok {
+				return nil, false
+			}
+		default:
+			if foldKey(it.key, inputRequiredFields) != "" {
+				return nil, false
+			}
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	if it.err != nil || r.Validate() != nil {
+		return nil, false
+	}
+	return r, true
+}
+
+var inputRequiredFields = []string{"_meta", "resultType", "inputRequests", "requestState"}
+
+func fastDecodeInputRequests(raw []byte, a *strArena) (InputRequests, bool) {
+	out := make(InputRequests, 1)
+	it := newObjectIter(raw)
+	for it.next() {
+		if r, ok := fastDecodeInputRequest(it.val, a); ok {
+			out[string(it.key)] = r
+			continue
+		}
+		// Another kind of request: the generic decoder, for this one.
+		r, err := DecodeInputRequest(it.val)
+		if err != nil {
+			return nil, false
+		}
+		out[string(it.key)] = r
+	}
+	return out, it.err == nil
+}
+
+// fastDecodeInputRequest decodes a form elicitation; it declines the other
+// kinds, which are rarer and take the generic decoder.
+func fastDecodeInputRequest(raw []byte, a *strArena) (InputRequest, bool) {
+	var params []byte
+	methods := 0
+	it := newObjectIter(raw)
+	for it.next() {
+		switch string(it.key) {
+		case "method":
+			methods++
+			if methods > 1 || string(it.val) != `"`+MethodElicit+`"` {
+				return nil, false
+			}
+		case "params":
+			params = it.val
+		}
+	}
+	if it.err != nil || methods != 1 || params == nil || params[0] != '{' {
+		return nil, false
+	}
+	p, ok := fastDecodeElicitForm(params, a)
+	if !ok {
+		return nil, false
+	}
+	return &ElicitRequest{Params: p}, true
+}
+
+var elicitFormFields = []string{"mode", "message", "requestedSchema", "_meta"}
+
+func fastDecodeElicitForm(raw []byte, a *strArena) (*ElicitRequestFormParams, bool) {
+	p := new(ElicitRequestFormParams)
+	modes := 0
+	it := newObjectIter(raw)
+	for it.next() {
+		v := it.val
+		switch string(it.key) {
+		case "mode":
+			modes++
+			switch {
+			case modes > 1:
+				return nil, false
+			case string(v) == `"form"`:
+				p.Mode = ElicitModeForm
+			case v[0] != 'n':
+				return nil, false
+			}
+		case "message":
+			if decodeStringMember(v, a, &p.Message, "message") != nil {
+				return nil, false
+			}
+		case "requestedSchema":
+			if v[0] != '{' || !fastDecodeRequestedSchema(v, a, &p.RequestedSchema) {
+				return nil, false
+			}
+		case "_meta":
+			if v[0] != 'n' {
+				return nil, false
+			}
+		default:
+			if foldKey(it.key, elicitFormFields) != "" {
+				return nil, false
+			}
+		}
+	}
+	return p, it.err == nil
+}
+
+var requestedSchemaFields = []string{"$schema", "properties", "required"}
+
+func fastDecodeRequestedSchema(raw []byte, a *strArena, s *ElicitRequestedSchema) bool {
+	types := 0
+	it := newObjectIter(raw)
+	for it.next() {
+		v := it.val
+		switch string(it.key) {
+		case "type":
+			types++
+			if types > 1 || string(v) != `"object"` {
+				return false
+			}
+		case "$schema":
+			if decodeStringMember(v, a, &s.Schema, "$schema") != nil {
+				return false
+			}
+		case "properties":
+			if v[0] == 'n' {
+				s.Properties = nil
+				continue
+			}
+			props, ok := fastDecodeProperties(v, a)
+			if !ok {
+				return false
+			}
+			s.Properties = props
+		case "required":
+			if v[0] == 'n' {
+				s.Required = nil
+				continue
+			}
+			req, ok := fastDecodeStrings(v, a)
+			if !ok {
+				return false
+			}
+			s.Required = req
+		default:
+			if foldKey(it.key, requestedSchemaFields) != "" {
+				return false
+			}
+		}
+	}
+	return it.err == nil
+}
+
+func fastDecodeProperties(raw []byte, a *strArena) (map[string]PrimitiveSchemaDefinition, bool) {
+	out := make(map[string]PrimitiveSchemaDefinition, 1)
+	it := newObjectIter(raw)
+	for it.next() {
+		if d, ok := fastDecodeStringSchema(it.val, a); ok {
+			out[string(it.key)] = d
+			continue
+		}
+		// Another kind of field: the generic decoder, for this one.
+		d, err := DecodePrimitiveSchemaDefinition(it.val)
+		if err != nil {
+			return nil, false
+		}
+		out[string(it.key)] = d
+	}
+	return out, it.err == nil
+}
+
+// fastDecodeStrings decodes an array of strings; it declines nulls inside,
+// which encoding/json decodes as "".
+func fastDecodeStrings(raw []byte, a *strArena) ([]string, bool) {
+	out := make([]string, 0, 2)
+	it := newArrayIter(raw)
+	for it.next() {
+		if it.val[0] != '"' {
+			return nil, false
+		}
+		s, err := a.str(it.val)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, it.err == nil
+}
+
+var stringSchemaFields = []string{"title", "description", "minLength", "maxLength", "format", "default"}
+
+// fastDecodeStringSchema decodes a free-text field; it declines every other
+// kind of field, including the string enums.
+func fastDecodeStringSchema(raw []byte, a *strArena) (*StringSchema, bool) {
+	if raw[0] != '{' {
+		return nil, false
+	}
+	s := new(StringSchema)
+	types := 0
+	it := newObjectIter(raw)
+	for it.next() {
+		v := it.val
+		var err error
+		switch string(it.key) {
+		case "type":
+			types++
+			if types > 1 || string(v) != `"string"` {
+				return nil, false
+			}
+		case "enum", "oneOf", "enumNames", "items":
+			return nil, false
+		case "title":
+			err = decodeStringMember(v, a, &s.Title, "title")
+		case "description":
+			err = decodeStringMember(v, a, &s.Description, "description")
+		case "format":
+			err = decodeStringMember(v, a, (*string)(&s.Format), "format")
+		case "default":
+			err = decodeStringMember(v, a, &s.Default, "default")
+		case "minLength":
+			s.MinLength, err = fastDecodeIntPtr(v, s.MinLength)
+		case "maxLength":
+			s.MaxLength, err = fastDecodeIntPtr(v, s.MaxLength)
+		default:
+			if foldKey(it.key, stringSchemaFields) != "" {
+				return nil, false
+			}
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	if it.err != nil || types != 1 {
+		return nil, false
+	}
+	return s, true
+}
+
+// errDecline makes a fast decoder give up; it never reaches a caller.
+var errDecline = &syntaxError{msg: "declined"}
+
+// fastDecodeIntPtr decodes a plain integer into a *int, as encoding/json
+// does (null gives nil); it declines fractions and exponents.
+func fastDecodeIntPtr(v []byte, old *int) (*int, error) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return old, errDecline
+	}
+	return &n, nil
+}
+
+// MarshalJSON writes the result with "resultType":"input_required".
+func (r InputRequiredResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := r.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return r.marshalGeneric()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalGeneric is the reference encoding, through encoding/json.
+func (r InputRequiredResult) marshalGeneric() ([]byte, error) {
+	type plain InputRequiredResult
+	r.ResultType = ResultTypeInputRequired
+	return json.Marshal(plain(r))
+}
+
+// appendJSON appends r as encoding/json encodes it (through
+// marshalGeneric). Requests other than form elicitations without _meta are
+// encoded by their own MarshalJSON.
+func (r *InputRequiredResult) appendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '{')
+	var err error
+	if r.Meta != nil {
+		dst = append(dst, `"_meta":`...)
+		if dst, err = r.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"resultType":"input_required"`...)
+	if len(r.InputRequests) > 0 {
+		dst = append(dst, `,"inputRequests":{`...)
+		var arr [8]string
+		keys := arr[:0]
+		for k := range r.InputRequests {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			if dst, err = appendInputRequest(dst, r.InputRequests[k]); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, '}')
+	}
+	if r.RequestState != "" {
+		dst = append(dst, `,"requestState":`...)
+		dst = appendJSONString(dst, r.RequestState)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendInputRequest(dst []byte, r InputRequest) ([]byte, error) {
+	if e, ok := r.(*ElicitRequest); ok && e != nil {
+		if p, ok := e.Params.(*ElicitRequestFormParams); ok && p != nil && len(p.Meta) == 0 {
+			dst = append(dst, `{"method":"elicitation/create","params":{`...)
+			if p.Mode != "" {
+				dst = append(dst, `"mode":`...)
+				dst = appendJSONString(dst, string(p.Mode))
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `"message":`...)
+			dst = appendJSONString(dst, p.Message)
+			dst = append(dst, `,"requestedSchema":`...)
+			var err error
+			if dst, err = p.RequestedSchema.appendJSON(dst); err != nil {
+				return dst, err
+			}
+			return append(dst, '}', '}'), nil
+		}
+	}
+	return appendMarshaled(dst, r)
+}
+
+// appendMarshaled appends json.Marshal(v) as encoding/json embeds a
+// Marshaler's output (compacted and HTML-escaped; nil as null).
+func appendMarshaled(dst []byte, v any) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return appendCompactJSON(dst, b)
+}
+
+// appendJSON appends s as its MarshalJSON writes it.
+func (s *ElicitRequestedSchema) appendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"type":"object"`...)
+	if s.Schema != "" {
+		dst = append(dst, `,"$schema":`...)
+		dst = appendJSONString(dst, s.Schema)
+	}
+	dst = append(dst, `,"properties":{`...)
+	var arr [8]string
+	keys := arr[:0]
+	for k := range s.Properties {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if p, ok := s.Properties[k].(*StringSchema); ok && p != nil {
+			dst = p.appendJSON(dst)
+		} else if dst, err = appendMarshaled(dst, s.Properties[k]); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, '}')
+	if len(s.Required) > 0 {
+		dst = append(dst, `,"required":[`...)
+		for i, r := range s.Required {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, r)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// appendJSON appends s as its MarshalJSON writes it.
+func (s *StringSchema) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"type":"string"`...)
+	if s.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, s.Title)
+	}
+	if s.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, s.Description)
+	}
+	if s.MinLength != nil {
+		dst = append(dst, `,"minLength":`...)
+		dst = strconv.AppendInt(dst, int64(*s.MinLength), 10)
+	}
+	if s.MaxLength != nil {
+		dst = append(dst, `,"maxLength":`...)
+		dst = strconv.AppendInt(dst, int64(*s.MaxLength), 10)
+	}
+	if s.Format != "" {
+		dst = append(dst, `,"format":`...)
+		dst = appendJSONString(dst, string(s.Format))
+	}
+	if s.Default != "" {
+		dst = append(dst, `,"default":`...)
+		dst = appendJSONString(dst, s.Default)
+	}
+	return append(dst, '}')
+}
+
+var elicitResultFields = []string{"action", "content", "_meta"}
+
+// fastDecodeElicitResult decodes an elicitation answer whose form values
+// are strings, booleans, numbers, nulls or lists of strings, or declines.
+func fastDecodeElicitResult(raw []byte) (*ElicitResult, bool) {
+	r := new(ElicitResult)
+	contents := 0
+	it := newObjectIter(raw)
+	for it.next() {
+		v := it.val
+		switch string(it.key) {
+		case "action":
+			if decodeStringMember(v, nil, (*string)(&r.Action), "action") != nil {
+				return nil, false
+			}
+		case "content":
+			contents++
+			if contents > 1 {
+				// encoding/json merges the two maps.
+				return nil, false
+			}
+			if v[0] == 'n' {
+				continue
+			}
+			c, ok := fastDecodeFormValues(v)
+			if !ok {
+				return nil, false
+			}
+			r.Content = c
+		case "_meta":
+			if v[0] != 'n' {
+				return nil, false
+			}
+		default:
+			if foldKey(it.key, elicitResultFields) != "" {
+				return nil, false
+			}
+		}
+	}
+	return r, it.err == nil
+}
+
+func fastDecodeFormValues(raw []byte) (map[string]any, bool) {
+	if raw[0] != '{' {
+		return nil, false
+	}
+	a := newArena(raw)
+	out := make(map[string]any, 2)
+	it := newObjectIter(raw)
+	for it.next() {
+		v := it.val
+		var val any
+		switch c := v[0]; {
+		case c == '"':
+			s, err := a.str(v)
+			if err != nil {
+				return nil, false
+			}
+			val = s
+		case c == 't':
+			val = true
+		case c == 'f':
+			val = false
+		case c == 'n':
+			val = nil
+		case c == '[':
+			list := make([]any, 0, 2)
+			ai := newArrayIter(v)
+			for ai.next() {
+				if ai.val[0] != '"' {
+					return nil, false
+				}
+				s, err := a.str(ai.val)
+				if err != nil {
+					return nil, false
+				}
+				list = append(list, s)
+			}
+			if ai.err != nil {
+				return nil, false
+			}
+			val = list
+		case c == '-' || isDigit(c):
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				return nil, false
+			}
+			val = f
+		default:
+			return nil, false
+		}
+		out[string(it.key)] = val
+	}
+	return out, it.err == nil
+}
+
+// MarshalJSON writes the answer as its struct tags say, without
+// encoding/json's reflection for the common form values.
+func (r ElicitResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := r.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return r.marshalGeneric()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+func (r ElicitResult) marshalGeneric() ([]byte, error) {
+	type plain ElicitResult
+	return json.Marshal(plain(r))
+}
+
+// appendJSON appends r as marshalGeneric encodes it.
+func (r *ElicitResult) appendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	if len(r.Meta) > 0 {
+		b, err := r.marshalGeneric()
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, b...), nil
+	}
+	dst = append(dst, `{"action":`...)
+	dst = appendJSONString(dst, string(r.Action))
+	if len(r.Content) > 0 {
+		dst = append(dst, `,"content":{`...)
+		var arr [8]string
+		keys := arr[:0]
+		for k := range r.Content {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendFormValue(dst, r.Content[k]); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
+}
+
+func appendFormValue(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return appendJSONString(dst, v), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case nil:
+		return append(dst, "null"...), nil
+	case []string:
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, s := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, s)
+		}
+		return append(dst, ']'), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
