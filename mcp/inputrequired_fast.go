@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 )
 
@@ -26,9 +25,10 @@ import (
 // inputRequiredBlock allocates an InputRequiredResult together with what it
 // commonly points to.
 type inputRequiredBlock struct {
-	res  InputRequiredResult
-	meta ResultMetaObject
-	info Implementation
+	res   InputRequiredResult
+	meta  ResultMetaObject
+	info  Implementation
+	arena strArena
 }
 
 // fastDecodeInputRequired decodes an InputRequiredResult in one pass, or
@@ -36,7 +36,13 @@ type inputRequiredBlock struct {
 func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 	blk := new(inputRequiredBlock)
 	r := &blk.res
-	a := newArena(raw)
+	var a *strArena
+	if len(raw) <= arenaMax {
+		// In the block: the decoders it is passed to would move it to the
+		// heap on its own.
+		blk.arena.src = raw
+		a = &blk.arena
+	}
 	it := newObjectIter(raw)
 	for it.next() {
 		var err error
@@ -74,19 +80,23 @@ func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 var inputRequiredFields = []string{"_meta", "resultType", "inputRequests", "requestState"}
 
 func fastDecodeInputRequests(raw []byte, a *strArena) (InputRequests, bool) {
-	out := make(InputRequests, 1)
+	return fastDecodeMap(raw, a, fastDecodeInputRequest, DecodeInputRequest)
+}
+
+// fastDecodeMap decodes an object whose values fast decodes, or, where fast
+// declines, generic does.
+func fastDecodeMap[V any](raw []byte, a *strArena, fast func([]byte, *strArena) (V, bool), generic func([]byte) (V, error)) (map[string]V, bool) {
+	out := make(map[string]V, 1)
 	it := newObjectIter(raw)
 	for it.next() {
-		if r, ok := fastDecodeInputRequest(it.val, a); ok {
-			out[string(it.key)] = r
-			continue
+		v, ok := fast(it.val, a)
+		if !ok {
+			var err error
+			if v, err = generic(it.val); err != nil {
+				return nil, false
+			}
 		}
-		// Another kind of request: the generic decoder, for this one.
-		r, err := DecodeInputRequest(it.val)
-		if err != nil {
-			return nil, false
-		}
-		out[string(it.key)] = r
+		out[string(it.key)] = v
 	}
 	return out, it.err == nil
 }
@@ -205,21 +215,14 @@ func fastDecodeRequestedSchema(raw []byte, a *strArena, s *ElicitRequestedSchema
 }
 
 func fastDecodeProperties(raw []byte, a *strArena) (map[string]PrimitiveSchemaDefinition, bool) {
-	out := make(map[string]PrimitiveSchemaDefinition, 1)
-	it := newObjectIter(raw)
-	for it.next() {
-		if d, ok := fastDecodeStringSchema(it.val, a); ok {
-			out[string(it.key)] = d
-			continue
-		}
-		// Another kind of field: the generic decoder, for this one.
-		d, err := DecodePrimitiveSchemaDefinition(it.val)
-		if err != nil {
-			return nil, false
-		}
-		out[string(it.key)] = d
+	return fastDecodeMap(raw, a, fastDecodeFieldSchema, DecodePrimitiveSchemaDefinition)
+}
+
+func fastDecodeFieldSchema(raw []byte, a *strArena) (PrimitiveSchemaDefinition, bool) {
+	if s, ok := fastDecodeStringSchema(raw, a); ok {
+		return s, true
 	}
-	return out, it.err == nil
+	return nil, false
 }
 
 // fastDecodeStrings decodes an array of strings; it declines nulls inside,
@@ -341,24 +344,10 @@ func (r *InputRequiredResult) appendJSON(dst []byte) ([]byte, error) {
 	}
 	dst = append(dst, `"resultType":"input_required"`...)
 	if len(r.InputRequests) > 0 {
-		dst = append(dst, `,"inputRequests":{`...)
-		var arr [8]string
-		keys := arr[:0]
-		for k := range r.InputRequests {
-			keys = append(keys, k)
+		dst = append(dst, `,"inputRequests":`...)
+		if dst, err = appendSortedMap(dst, r.InputRequests, appendInputRequest); err != nil {
+			return dst, err
 		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, k)
-			dst = append(dst, ':')
-			if dst, err = appendInputRequest(dst, r.InputRequests[k]); err != nil {
-				return dst, err
-			}
-		}
-		dst = append(dst, '}')
 	}
 	if r.RequestState != "" {
 		dst = append(dst, `,"requestState":`...)
@@ -409,27 +398,11 @@ func (s *ElicitRequestedSchema) appendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"$schema":`...)
 		dst = appendJSONString(dst, s.Schema)
 	}
-	dst = append(dst, `,"properties":{`...)
-	var arr [8]string
-	keys := arr[:0]
-	for k := range s.Properties {
-		keys = append(keys, k)
+	dst = append(dst, `,"properties":`...)
+	dst, err := appendSortedMap(dst, s.Properties, appendFieldSchema)
+	if err != nil {
+		return dst, err
 	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, k)
-		dst = append(dst, ':')
-		var err error
-		if p, ok := s.Properties[k].(*StringSchema); ok && p != nil {
-			dst = p.appendJSON(dst)
-		} else if dst, err = appendMarshaled(dst, s.Properties[k]); err != nil {
-			return dst, err
-		}
-	}
-	dst = append(dst, '}')
 	if len(s.Required) > 0 {
 		dst = append(dst, `,"required":[`...)
 		for i, r := range s.Required {
@@ -441,6 +414,13 @@ func (s *ElicitRequestedSchema) appendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, ']')
 	}
 	return append(dst, '}'), nil
+}
+
+func appendFieldSchema(dst []byte, d PrimitiveSchemaDefinition) ([]byte, error) {
+	if s, ok := d.(*StringSchema); ok && s != nil {
+		return s.appendJSON(dst), nil
+	}
+	return appendMarshaled(dst, d)
 }
 
 // appendJSON appends s as its MarshalJSON writes it.
@@ -601,25 +581,11 @@ func (r *ElicitResult) appendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"action":`...)
 	dst = appendJSONString(dst, string(r.Action))
 	if len(r.Content) > 0 {
-		dst = append(dst, `,"content":{`...)
-		var arr [8]string
-		keys := arr[:0]
-		for k := range r.Content {
-			keys = append(keys, k)
+		dst = append(dst, `,"content":`...)
+		var err error
+		if dst, err = appendSortedMap(dst, r.Content, appendFormValue); err != nil {
+			return dst, err
 		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, k)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendFormValue(dst, r.Content[k]); err != nil {
-				return dst, err
-			}
-		}
-		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil
 }

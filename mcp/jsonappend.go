@@ -322,6 +322,12 @@ func (w *objAppender) finish() []byte {
 // appendRawMap appends a map of raw values as encoding/json encodes a
 // map[string]json.RawMessage: keys sorted, nil values as null.
 func appendRawMap(dst []byte, m map[string]json.RawMessage) ([]byte, error) {
+	return appendSortedMap(dst, m, appendRawMessage)
+}
+
+// appendSortedMap appends m as encoding/json encodes a map with string keys
+// (members in key order), each value written by appendValue.
+func appendSortedMap[V any](dst []byte, m map[string]V, appendValue func([]byte, V) ([]byte, error)) ([]byte, error) {
 	var arr [8]string
 	keys := arr[:0]
 	for k := range m {
@@ -336,7 +342,7 @@ func appendRawMap(dst []byte, m map[string]json.RawMessage) ([]byte, error) {
 		dst = appendJSONString(dst, k)
 		dst = append(dst, ':')
 		var err error
-		if dst, err = appendRawMessage(dst, m[k]); err != nil {
+		if dst, err = appendValue(dst, m[k]); err != nil {
 			return dst, err
 		}
 	}
