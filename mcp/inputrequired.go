@@ -142,6 +142,32 @@ func (e *InputResponseError) Error() string {
 // Unwrap returns e.Err.
 func (e *InputResponseError) Unwrap() error { return e.Err }
 
+// UnmarshalJSON decodes the answers, each kept raw. Every answer must be an
+// object (whatever kind it answers); null gives nil.
+func (m *InputResponses) UnmarshalJSON(data []byte) error {
+	r, err := decodeInputResponses(data)
+	if err != nil {
+		return err
+	}
+	*m = r
+	return nil
+}
+
+// decodeInputResponses decodes an inputResponses member: an object whose
+// members are all objects, or null.
+func decodeInputResponses(raw []byte) (InputResponses, error) {
+	m, err := decodeRawMap(raw)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		if !isObject(v) {
+			return nil, fmt.Errorf("mcp: input response %q: %w", k, errNotObject(v))
+		}
+	}
+	return m, nil
+}
+
 // Has reports whether there is an answer under key.
 func (m InputResponses) Has(key string) bool {
 	_, ok := m[key]

@@ -16,7 +16,6 @@ func TestInputResponses(t *testing.T) {
 		"no": {"action":"decline"},
 		"llm": {"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"},
 		"roots": {"roots":[{"uri":"file:///home/u/p","name":"p"}]},
-		"number": 42,
 		"badAction": {"action":"maybe"},
 		"badContent": {"action":"accept","content":{"x":{"nested":true}}},
 		"badList": {"action":"accept","content":{"x":[1,2]}},
@@ -27,6 +26,13 @@ func TestInputResponses(t *testing.T) {
 	}`), &in); err != nil {
 		t.Fatal(err)
 	}
+	// Decoding refuses an answer that is not an object; one built in Go
+	// still meets the accessors' own check.
+	var bad mcp.InputResponses
+	if err := json.Unmarshal([]byte(`{"ok":{},"number":42}`), &bad); err == nil {
+		t.Errorf("an answer that is not an object decoded: %v", bad)
+	}
+	in["number"] = json.RawMessage(`42`)
 	spectest.Validate(t, modern, "InputResponses", encode(t, mcp.InputResponses{"name": in["name"], "llm": in["llm"], "roots": in["roots"]}))
 
 	e, err := in.Elicit("name")

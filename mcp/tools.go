@@ -151,9 +151,7 @@ func (p *CallToolRequestParams) UnmarshalJSON(data []byte) error {
 				err = errNotObject(it.val)
 			}
 		case "inputResponses":
-			var m map[string]json.RawMessage
-			m, err = decodeRawMap(it.val)
-			p.InputResponses = m
+			p.InputResponses, err = decodeInputResponses(it.val)
 		case "requestState":
 			p.RequestState, err = a.str(it.val)
 		}

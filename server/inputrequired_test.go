@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/parley-mcp/parley/internal/spectest"
@@ -153,5 +154,46 @@ func TestMalformedInputResponses(t *testing.T) {
 		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("inputResponses %s: %v, want -32602", ir, err)
 		}
+	}
+}
+
+// The SDK refuses an answer that is not an object before any handler runs,
+// on all three carriers, even under a key the handler never reads.
+func TestMalformedInputResponsesNeverReachHandlers(t *testing.T) {
+	var ran atomic.Int32
+	s := server.New(mcp.Implementation{Name: "ignoring", Version: "1"}, nil)
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		ran.Add(1)
+		return mcp.TextResult("ran"), nil
+	})
+	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		ran.Add(1)
+		return &mcp.GetPromptResult{}, nil
+	})
+	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+		ran.Add(1)
+		return &mcp.ReadResourceResult{}, nil
+	})
+	rc := dial(t, s)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, call := range []struct{ method, target string }{
+		{mcp.MethodCallTool, `"name":"x"`},
+		{mcp.MethodGetPrompt, `"name":"x"`},
+		{mcp.MethodReadResource, `"uri":"file:///x"`},
+	} {
+		for _, ir := range []string{`{"unread":5}`, `{"ok":{},"unread":null}`, `{"unread":["a"]}`, `7`} {
+			_, err := rc.call(t, call.method, json.RawMessage(`{`+meta+`,`+call.target+`,"inputResponses":`+ir+`}`))
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("%s with inputResponses %s: %v, want -32602", call.method, ir, err)
+			}
+		}
+		// Unknown keys with object answers are fine.
+		if _, err := rc.call(t, call.method, json.RawMessage(`{`+meta+`,`+call.target+`,"inputResponses":{"unknown":{"x":1}}}`)); err != nil {
+			t.Errorf("%s with an unknown answer: %v", call.method, err)
+		}
+	}
+	if n := ran.Load(); n != 3 {
+		t.Errorf("handlers ran %d times, want 3 (only the well-formed calls)", n)
 	}
 }
