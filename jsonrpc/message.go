@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Message is one JSON-RPC 2.0 message: a *Request (a notification when it
@@ -118,9 +120,7 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 	if depth := nestingDepth(data); depth > MaxNestingDepth {
 		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
 	}
-	s := scanner{data: data}
-	s.skipSpace()
-	if s.peek() != '{' {
+	if jsontext.FirstByte(data) != '{' {
 		return nil, ID{}, false, invalidRequest("a message must be a JSON object")
 	}
 
@@ -134,7 +134,7 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		result   []byte
 		errValue []byte
 	)
-	s.members(func(key, value []byte) {
+	jsontext.Members(data, func(key, value []byte) {
 		var bit int
 		switch string(key) {
 		case "jsonrpc":
@@ -231,8 +231,7 @@ func decodeErrorObject(value []byte, copyRaw bool) (*Error, string) {
 	e := new(Error)
 	var seen int
 	problem := ""
-	s := scanner{data: value}
-	s.members(func(key, v []byte) {
+	jsontext.Members(value, func(key, v []byte) {
 		var bit int
 		switch string(key) {
 		case "code":
@@ -284,137 +283,11 @@ func clone(b []byte, copyRaw bool) json.RawMessage {
 	return bytes.Clone(b)
 }
 
-// decodeString decodes a JSON string literal known to be valid.
+// decodeString decodes a JSON string literal known to be valid ("" for
+// anything else).
 func decodeString(lit []byte) string {
-	inner := lit[1 : len(lit)-1]
-	for _, c := range inner {
-		if c < 0x20 || c == '\\' || c >= 0x80 {
-			// Escapes, or bytes that may be invalid UTF-8 (which
-			// encoding/json replaces by U+FFFD, as we must too).
-			var s string
-			if json.Unmarshal(lit, &s) != nil {
-				return ""
-			}
-			return s
-		}
-	}
-	return string(inner)
-}
-
-// scanner walks a JSON text that json.Valid has accepted. Because the text
-// is valid, the scanner only has to find where values end; it never has to
-// diagnose errors. It still never indexes out of bounds, whatever the input.
-type scanner struct {
-	data []byte
-	pos  int
-}
-
-func (s *scanner) peek() byte {
-	if s.pos < len(s.data) {
-		return s.data[s.pos]
-	}
-	return 0
-}
-
-func (s *scanner) skipSpace() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
-
-// members calls f with the name (unescaped) and the raw value of each member
-// of the object at the current position. Values are never empty.
-func (s *scanner) members(f func(key, value []byte)) {
-	s.skipSpace()
-	if s.peek() != '{' {
-		return
-	}
-	s.pos++
-	for {
-		s.skipSpace()
-		if s.peek() != '"' {
-			return // '}' (or, impossibly, the end of the input)
-		}
-		key := s.value()
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(decodeString(key))
-		} else {
-			key = key[1 : len(key)-1]
-		}
-		s.skipSpace()
-		if s.peek() != ':' {
-			return
-		}
-		s.pos++
-		s.skipSpace()
-		value := s.value()
-		if len(value) == 0 {
-			return
-		}
-		f(key, value)
-		s.skipSpace()
-		if s.peek() != ',' {
-			return
-		}
-		s.pos++
-	}
-}
-
-// value returns the raw value at the current position and moves past it.
-func (s *scanner) value() []byte {
-	start := s.pos
-	switch s.peek() {
-	case '"':
-		s.skipString()
-	case '{', '[':
-		depth := 0
-		for s.pos < len(s.data) {
-			switch s.data[s.pos] {
-			case '"':
-				s.skipString()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-			s.pos++
-			if depth == 0 {
-				return s.data[start:s.pos]
-			}
-		}
-	default: // number, true, false, null
-		for s.pos < len(s.data) {
-			switch s.data[s.pos] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return s.data[start:s.pos]
-			}
-			s.pos++
-		}
-	}
-	return s.data[start:s.pos]
-}
-
-// skipString moves past the string literal at the current position.
-func (s *scanner) skipString() {
-	s.pos++ // opening quote
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case '\\':
-			s.pos += 2
-			continue
-		case '"':
-			s.pos++
-			return
-		}
-		s.pos++
-	}
-	s.pos = len(s.data)
+	str, _ := jsontext.Unquote(lit)
+	return str
 }
 
 // AppendMessage appends the wire form of m to dst.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -160,7 +161,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	msg, id, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
 		rpcErr := asRPCError(err)
-		if firstNonSpace(body) == '[' {
+		if jsontext.FirstByte(body) == '[' {
 			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: batches are not supported; POST one JSON-RPC message at a time"}
 		}
 		writeError(w, http.StatusBadRequest, id, rpcErr)

@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // This file holds the x-mcp-header annotations of a tool's inputSchema: how
@@ -197,7 +199,7 @@ func isToken(s string) bool {
 func argumentAt(args json.RawMessage, path []string) json.RawMessage {
 	cur := args
 	for _, key := range path {
-		if len(cur) == 0 || firstNonSpace(cur) != '{' {
+		if len(cur) == 0 || jsontext.FirstByte(cur) != '{' {
 			return nil
 		}
 		var obj map[string]json.RawMessage
@@ -210,17 +212,6 @@ func argumentAt(args json.RawMessage, path []string) json.RawMessage {
 		return nil
 	}
 	return cur
-}
-
-func firstNonSpace(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-		default:
-			return c
-		}
-	}
-	return 0
 }
 
 // headerText returns what the header for an argument value says, before

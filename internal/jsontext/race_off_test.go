@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsontext
+
+const raceEnabled = false
