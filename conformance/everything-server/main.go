@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport/stdio"
 	"github.com/parley-mcp/parley/transport/streamhttp"
@@ -80,11 +81,9 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string) error {
 }
 
 // fixture is the everything-server: one Parley server plus the little state
-// the fixtures keep (the list entries the trigger tools add and remove, and
-// the key that seals requestState).
+// the fixtures keep (the list entries the trigger tools add and remove).
 type fixture struct {
-	srv   *server.Server
-	state *sealer
+	srv *server.Server
 
 	mu            sync.Mutex
 	dynamicTool   bool // test_trigger_tool_change toggles it
@@ -103,8 +102,10 @@ func newFixture() *fixture {
 		}, &server.Options{
 			Instructions: "Conformance fixture: every tool, prompt and resource the MCP conformance suite names.",
 		}),
-		state: newSealer(),
 	}
+	// Seal requestState under a key made at start-up: one process serves
+	// the whole suite, so no key needs sharing.
+	requeststate.MustProtect(f.srv, nil)
 	f.registerTools()
 	f.registerPrompts()
 	f.registerResources()

@@ -10,21 +10,19 @@ package main
 // round's questions; a question not answered yet is asked again, a
 // malformed answer is -32602, and once every round is answered the flow
 // completes. Answers of earlier rounds, and the round reached, travel in
-// requestState, which this fixture seals with HMAC-SHA256 so that a client
-// cannot forge or alter it. The server keeps nothing between requests.
+// requestState as plain JSON. The fixture never sees a token: the SDK's
+// requestState boundary (attached in main.go) seals the state on the way
+// out and verifies it, bound to this tool and these arguments, on the way
+// back, so a forged or altered state never reaches this code. The server
+// keeps nothing between requests.
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -65,11 +63,17 @@ func (f *fixture) advance(req *server.Request, fl flow, responses mcp.InputRespo
 		responses = nil
 	}
 	if requestState != "" {
-		opened, err := f.state.open(requestState, fl.name)
-		if err != nil {
+		// Verified by the boundary: this is the plaintext a round of this
+		// very tool issued. The checks below only guard against this
+		// file's own mistakes.
+		var opened flowState
+		if err := json.Unmarshal([]byte(requestState), &opened); err != nil || opened.Flow != fl.name {
 			return step{}, server.InvalidParams("Invalid params: invalid requestState")
 		}
-		st = *opened
+		st = opened
+		if st.Answers == nil {
+			st.Answers = map[string]string{}
+		}
 	}
 	for st.Round < len(fl.rounds) {
 		var pending []question
@@ -112,7 +116,11 @@ func (f *fixture) ask(req *server.Request, fl flow, st flowState, pending []ques
 	}
 	res := &mcp.InputRequiredResult{InputRequests: reqs}
 	if fl.stateful {
-		res.RequestState = f.state.seal(st)
+		b, err := json.Marshal(st)
+		if err != nil {
+			return step{}, err
+		}
+		res.RequestState = string(b) // plaintext; sealed by the boundary
 	}
 	return step{more: res}, nil
 }
@@ -243,7 +251,7 @@ func (f *fixture) mrtrTools() []toolDef {
 			func(a map[string]string) string {
 				return fmt.Sprintf("Hello %s, your favorite color is %s.", a["step1"], a["step2"])
 			}),
-		f.mrtrTool("test_input_required_result_tampered_state", "MRTR: HMAC-sealed requestState; an altered state is refused",
+		f.mrtrTool("test_input_required_result_tampered_state", "MRTR: sealed requestState; an altered state is refused",
 			flow{name: "tampered_state", rounds: [][]question{{askConfirm("confirm")}}, stateful: true},
 			func(a map[string]string) string { return "requestState verified; confirmation " + a["confirm"] }),
 		{tool("test_input_required_result_capabilities", "MRTR: asks only for what this request's client capabilities allow", noArgs), f.capabilitiesTool},
@@ -327,72 +335,13 @@ func (f *fixture) mrtrPrompt() promptDef {
 	return promptDef{mcp.Prompt{Name: "test_input_required_result_prompt", Description: "MRTR: prompts/get that asks for context first"}, get}
 }
 
-// ---- requestState sealing ----
+// ---- requestState ----
 
-// flowState is what requestState carries.
+// flowState is the plaintext of requestState: which flow issued it, the
+// round reached and the answers so far. Expiry, binding to the tool and its
+// arguments, and freshness are the boundary's business, not this struct's.
 type flowState struct {
 	Flow    string            `json:"flow"`              // the flow that issued it
 	Round   int               `json:"round"`             // the round being asked
 	Answers map[string]string `json:"answers,omitempty"` // the answers so far, by key
-	Nonce   string            `json:"nonce"`             // makes every state distinct
-	Expires int64             `json:"exp"`               // Unix seconds
-}
-
-// stateTTL bounds how long a client may take to answer.
-const stateTTL = 10 * time.Minute
-
-// sealer seals flowState as base64url(JSON) "." base64url(HMAC-SHA256). The
-// key is random per process: a state outlives neither the process nor its
-// TTL (several instances behind a load balancer would share one key).
-type sealer struct{ key []byte }
-
-func newSealer() *sealer {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		panic(err)
-	}
-	return &sealer{key: key}
-}
-
-func (s *sealer) mac(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write(payload)
-	return m.Sum(nil)
-}
-
-func (s *sealer) seal(st flowState) string {
-	nonce := make([]byte, 9)
-	if _, err := rand.Read(nonce); err != nil {
-		panic(err)
-	}
-	st.Nonce = base64.RawURLEncoding.EncodeToString(nonce)
-	st.Expires = time.Now().Add(stateTTL).Unix()
-	payload, _ := json.Marshal(st)
-	enc := base64.RawURLEncoding
-	return enc.EncodeToString(payload) + "." + enc.EncodeToString(s.mac(payload))
-}
-
-var errBadState = errors.New("invalid requestState")
-
-// open verifies a sealed state and that it belongs to flow and has not
-// expired.
-func (s *sealer) open(token, flow string) (*flowState, error) {
-	body, sig, ok := strings.Cut(token, ".")
-	if !ok {
-		return nil, errBadState
-	}
-	enc := base64.RawURLEncoding
-	payload, err1 := enc.DecodeString(body)
-	mac, err2 := enc.DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.mac(payload)) {
-		return nil, errBadState
-	}
-	var st flowState
-	if err := json.Unmarshal(payload, &st); err != nil || st.Flow != flow || time.Now().Unix() > st.Expires {
-		return nil, errBadState
-	}
-	if st.Answers == nil {
-		st.Answers = map[string]string{}
-	}
-	return &st, nil
 }

@@ -93,11 +93,15 @@ func TestTamperedState(t *testing.T) {
 		t.Fatal(e)
 	}
 	state := r1["requestState"].(string)
+	if !strings.HasPrefix(state, "rs1.") || strings.Contains(state, "flow") {
+		t.Fatalf("requestState is not sealed by the boundary: %q", state)
+	}
 	answers := map[string]any{"confirm": accept(map[string]any{"ok": true})}
-	for _, bad := range []string{state + "-TAMPERED", "x" + state, strings.Replace(state, ".", "", 1)} {
+	forged, _ := json.Marshal(map[string]any{"flow": "tampered_state", "round": 1})
+	for _, bad := range []string{state + "-TAMPERED", "x" + state, strings.Replace(state, ".", "", 1), string(forged)} {
 		_, e := call(t, f, allCaps, "tools/call", toolParams(name, map[string]any{"inputResponses": answers, "requestState": bad}))
-		if e == nil || e.Code != jsonrpc.CodeInvalidParams {
-			t.Errorf("state %q: got %v, want -32602", bad, e)
+		if e == nil || e.Code != jsonrpc.CodeInvalidParams || e.Message != "Invalid or expired requestState" || e.Data != nil {
+			t.Errorf("state %q: got %v, want the boundary's -32602", bad, e)
 		}
 	}
 	// A state sealed for another flow is refused too.

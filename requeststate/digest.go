@@ -1,0 +1,687 @@
+package requeststate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"hash"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// The request digest binds a token to the request that earned it: the
+// method, the target (tool name, prompt name or resource URI) and the
+// arguments. Arguments are digested by meaning, not by spelling, so that a
+// client that re-encodes its arguments between rounds (another JSON
+// library, another worker) is not refused:
+//
+//   - white space is ignored;
+//   - object members are taken in order of their keys (compared as UTF-8
+//     bytes after unescaping); members with the same key keep their order,
+//     so {"a":1,"a":2} and {"a":2,"a":1}, which decoders read differently,
+//     digest differently;
+//   - strings are compared after unescaping: "\u0061" is "a"; a lone
+//     surrogate escape stays distinct from U+FFFD;
+//   - numbers are compared by exact decimal value, without going through
+//     float64: 1, 1.0, 10e-1 and 1E0 are one number, -0 is 0, and
+//     12345678901234567890 stays distinct from 12345678901234567891. A
+//     number whose exponent is absurdly large (over 15 digits) is digested
+//     by its spelling instead;
+//   - absent or null arguments are the empty object.
+//
+// Nothing else of the request is bound: not _meta (which changes every
+// round: capabilities, progress tokens) and not inputResponses (which
+// answer the round, and are pinned separately).
+//
+// What goes into the hash is not JSON but a prefix-free binary form of the
+// value: a tag byte per value, strings and numbers terminated by 0x00 0x00
+// with 0x00 inside them written as 0x00 0xFF. Two different values can
+// therefore never produce the same byte stream.
+
+// Domain-separation prefixes of the hashes in this package.
+const (
+	domainRequest   = "parley/requeststate/v1/request\x00"
+	domainQuestion  = "parley/requeststate/v1/question\x00"
+	domainPrincipal = "parley/requeststate/v1/principal\x00"
+)
+
+// maxDepth bounds the nesting of digested arguments. The JSON-RPC layer
+// already refuses messages nested deeper than 128.
+const maxDepth = 256
+
+var errBadJSON = errors.New("requeststate: arguments are not valid JSON")
+
+// canon writes the canonical form of JSON values into a hash, through a
+// small buffer so that the hash sees few, large writes.
+type canon struct {
+	h   hash.Hash
+	n   int
+	buf [512]byte
+	out [sha256.Size]byte // Sum's destination: on the heap already, with c
+}
+
+// canons recycles hashers: a request digests its arguments on the way in
+// and again on the way out, and a fresh SHA-256 state per digest would be
+// most of the boundary's allocations.
+var canons = sync.Pool{New: func() any { return &canon{h: sha256.New()} }}
+
+// getCanon returns a reset canon that has written domain.
+func getCanon(domain string) *canon {
+	c := canons.Get().(*canon)
+	c.h.Reset()
+	c.n = 0
+	c.writeString(domain)
+	return c
+}
+
+func putCanon(c *canon) { canons.Put(c) }
+
+func (c *canon) flush() {
+	c.h.Write(c.buf[:c.n])
+	c.n = 0
+}
+
+func (c *canon) byte(b byte) {
+	if c.n == len(c.buf) {
+		c.flush()
+	}
+	c.buf[c.n] = b
+	c.n++
+}
+
+func (c *canon) writeString(s string) {
+	for len(s) > 0 {
+		if c.n == len(c.buf) {
+			c.flush()
+		}
+		k := copy(c.buf[c.n:], s)
+		c.n += k
+		s = s[k:]
+	}
+}
+
+func (c *canon) write(p []byte) {
+	for len(p) > 0 {
+		if c.n == len(c.buf) {
+			c.flush()
+		}
+		k := copy(c.buf[c.n:], p)
+		c.n += k
+		p = p[k:]
+	}
+}
+
+// text writes a terminated text: the bytes of s, with 0x00 escaped.
+func (c *canon) text(s []byte) {
+	c.escapeZeros(s)
+	c.end()
+}
+
+func (c *canon) textString(s string) {
+	for {
+		i := strings.IndexByte(s, 0)
+		if i < 0 {
+			c.writeString(s)
+			break
+		}
+		c.writeString(s[:i+1])
+		c.byte(0xFF)
+		s = s[i+1:]
+	}
+	c.end()
+}
+
+func (c *canon) end() { c.byte(0); c.byte(0) }
+
+// sum returns the digest.
+func (c *canon) sum() (d [32]byte) {
+	c.flush()
+	c.h.Sum(c.out[:0])
+	return c.out
+}
+
+// member is one object member: the spans of its key (quotes excluded) and
+// of its value.
+type member struct {
+	key        []byte
+	escaped    bool // the key contains a backslash
+	valueStart int
+	valueEnd   int
+}
+
+// value writes the canonical form of the JSON value at data[i:] and returns
+// the index after it.
+func (c *canon) value(data []byte, i, depth int) (int, error) {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return 0, errBadJSON
+	}
+	switch data[i] {
+	case '{':
+		return c.object(data, i, depth)
+	case '[':
+		if depth >= maxDepth {
+			return 0, errBadJSON
+		}
+		c.byte('[')
+		i = skipSpace(data, i+1)
+		if i < len(data) && data[i] == ']' {
+			c.byte(']')
+			return i + 1, nil
+		}
+		for {
+			var err error
+			if i, err = c.value(data, i, depth+1); err != nil {
+				return 0, err
+			}
+			i = skipSpace(data, i)
+			if i >= len(data) {
+				return 0, errBadJSON
+			}
+			if data[i] == ']' {
+				c.byte(']')
+				return i + 1, nil
+			}
+			if data[i] != ',' {
+				return 0, errBadJSON
+			}
+			i++
+		}
+	case '"':
+		end, _, ok := scanString(data, i)
+		if !ok {
+			return 0, errBadJSON
+		}
+		c.byte('s')
+		c.unescape(data[i+1 : end-1])
+		c.end()
+		return end, nil
+	case 't':
+		return c.literal(data, i, "true", 't')
+	case 'f':
+		return c.literal(data, i, "false", 'f')
+	case 'n':
+		return c.literal(data, i, "null", 'n')
+	default:
+		return c.number(data, i)
+	}
+}
+
+func (c *canon) literal(data []byte, i int, word string, tag byte) (int, error) {
+	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
+		return 0, errBadJSON
+	}
+	c.byte(tag)
+	return i + len(word), nil
+}
+
+// object writes an object's members in key order. Values are located with
+// a validating skip first and written in a second pass, once the order is
+// known.
+func (c *canon) object(data []byte, i, depth int) (int, error) {
+	if depth >= maxDepth {
+		return 0, errBadJSON
+	}
+	var stack [16]member
+	ms := stack[:0]
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			i = skipSpace(data, i)
+			if i >= len(data) || data[i] != '"' {
+				return 0, errBadJSON
+			}
+			end, escaped, ok := scanString(data, i)
+			if !ok {
+				return 0, errBadJSON
+			}
+			m := member{key: data[i+1 : end-1], escaped: escaped}
+			i = skipSpace(data, end)
+			if i >= len(data) || data[i] != ':' {
+				return 0, errBadJSON
+			}
+			m.valueStart = skipSpace(data, i+1)
+			var err error
+			if m.valueEnd, err = skipValue(data, m.valueStart, depth+1); err != nil {
+				return 0, err
+			}
+			ms = append(ms, m)
+			i = skipSpace(data, m.valueEnd)
+			if i >= len(data) {
+				return 0, errBadJSON
+			}
+			if data[i] == '}' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return 0, errBadJSON
+			}
+			i++
+		}
+	}
+	if !slices.IsSortedFunc(ms, compareMembers) {
+		slices.SortStableFunc(ms, compareMembers)
+	}
+	c.byte('{')
+	for _, m := range ms {
+		c.byte('s')
+		if m.escaped {
+			c.unescape(m.key)
+		} else {
+			c.escapeZeros(m.key)
+		}
+		c.end()
+		if _, err := c.value(data, m.valueStart, depth+1); err != nil {
+			return 0, err
+		}
+	}
+	c.byte('}')
+	return i, nil
+}
+
+func (c *canon) escapeZeros(s []byte) {
+	for {
+		i := bytes.IndexByte(s, 0)
+		if i < 0 {
+			c.write(s)
+			return
+		}
+		c.write(s[:i+1])
+		c.byte(0xFF)
+		s = s[i+1:]
+	}
+}
+
+// compareMembers orders members by unescaped key. Keys without escapes,
+// nearly all of them, compare in place.
+func compareMembers(a, b member) int {
+	if !a.escaped && !b.escaped {
+		return compareBytes(a.key, b.key)
+	}
+	return compareBytes(appendUnescaped(nil, a.key), appendUnescaped(nil, b.key))
+}
+
+func compareBytes(a, b []byte) int {
+	switch {
+	case string(a) < string(b):
+		return -1
+	case string(a) > string(b):
+		return 1
+	}
+	return 0
+}
+
+// unescape writes the unescaped bytes of a string body (already validated
+// by scanString), with 0x00 escaped.
+func (c *canon) unescape(s []byte) {
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			c.escapeZeros(s)
+			return
+		}
+		c.escapeZeros(s[:i])
+		var tmp [8]byte
+		out, n := unescapeOne(tmp[:0], s[i:])
+		c.escapeZeros(out)
+		s = s[i+n:]
+	}
+}
+
+// appendUnescaped appends the unescaped bytes of a validated string body.
+func appendUnescaped(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			dst = append(dst, s[i])
+			i++
+			continue
+		}
+		var n int
+		dst, n = unescapeOne(dst, s[i:])
+		i += n
+	}
+	return dst
+}
+
+// unescapeOne decodes the escape at the start of s (validated by
+// scanString). A surrogate pair becomes its code point; a lone surrogate is
+// written in the 3-byte form UTF-8 would give it, so that it stays distinct
+// from every real character.
+func unescapeOne(dst, s []byte) ([]byte, int) {
+	switch s[1] {
+	case 'b':
+		return append(dst, '\b'), 2
+	case 'f':
+		return append(dst, '\f'), 2
+	case 'n':
+		return append(dst, '\n'), 2
+	case 'r':
+		return append(dst, '\r'), 2
+	case 't':
+		return append(dst, '\t'), 2
+	case 'u':
+		r := hex4(s[2:6])
+		if r >= 0xD800 && r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if lo := hex4(s[8:12]); lo >= 0xDC00 && lo < 0xE000 {
+				return utf8.AppendRune(dst, (r-0xD800)<<10|(lo-0xDC00)+0x10000), 12
+			}
+		}
+		if r >= 0xD800 && r < 0xE000 {
+			return append(dst, byte(0xE0|r>>12), byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F)), 6
+		}
+		return utf8.AppendRune(dst, r), 6
+	default: // '"', '\\', '/'
+		return append(dst, s[1]), 2
+	}
+}
+
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s {
+		r <<= 4
+		switch {
+		case '0' <= c && c <= '9':
+			r |= rune(c - '0')
+		case 'a' <= c && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// scanString validates the string starting at data[i] (a quote) and
+// returns the index after its closing quote and whether it has escapes.
+func scanString(data []byte, i int) (end int, escaped, ok bool) {
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; {
+		case c == '"':
+			return j + 1, escaped, true
+		case c == '\\':
+			escaped = true
+			if j+1 >= len(data) {
+				return 0, false, false
+			}
+			switch data[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j++
+			case 'u':
+				if j+5 >= len(data) || !isHex(data[j+2]) || !isHex(data[j+3]) || !isHex(data[j+4]) || !isHex(data[j+5]) {
+					return 0, false, false
+				}
+				j += 5
+			default:
+				return 0, false, false
+			}
+		case c < 0x20:
+			return 0, false, false
+		}
+	}
+	return 0, false, false
+}
+
+// skipValue validates the value at data[i] and returns the index after it.
+func skipValue(data []byte, i, depth int) (int, error) {
+	i = skipSpace(data, i)
+	if i >= len(data) {
+		return 0, errBadJSON
+	}
+	switch data[i] {
+	case '{', '[':
+		if depth >= maxDepth {
+			return 0, errBadJSON
+		}
+		closer := byte('}')
+		if data[i] == '[' {
+			closer = ']'
+		}
+		object := closer == '}'
+		i = skipSpace(data, i+1)
+		if i < len(data) && data[i] == closer {
+			return i + 1, nil
+		}
+		for {
+			i = skipSpace(data, i)
+			if object {
+				if i >= len(data) || data[i] != '"' {
+					return 0, errBadJSON
+				}
+				end, _, ok := scanString(data, i)
+				if !ok {
+					return 0, errBadJSON
+				}
+				i = skipSpace(data, end)
+				if i >= len(data) || data[i] != ':' {
+					return 0, errBadJSON
+				}
+				i++
+			}
+			var err error
+			if i, err = skipValue(data, i, depth+1); err != nil {
+				return 0, err
+			}
+			i = skipSpace(data, i)
+			if i >= len(data) {
+				return 0, errBadJSON
+			}
+			if data[i] == closer {
+				return i + 1, nil
+			}
+			if data[i] != ',' {
+				return 0, errBadJSON
+			}
+			i++
+		}
+	case '"':
+		end, _, ok := scanString(data, i)
+		if !ok {
+			return 0, errBadJSON
+		}
+		return end, nil
+	case 't':
+		return skipWord(data, i, "true")
+	case 'f':
+		return skipWord(data, i, "false")
+	case 'n':
+		return skipWord(data, i, "null")
+	}
+	n, ok := scanNumber(data, i)
+	if !ok {
+		return 0, errBadJSON
+	}
+	return n.end, nil
+}
+
+func skipWord(data []byte, i int, word string) (int, error) {
+	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
+		return 0, errBadJSON
+	}
+	return i + len(word), nil
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// numberSpan is a validated JSON number: the spans of its integer and
+// fraction digits and of its exponent digits.
+type numberSpan struct {
+	neg                bool
+	intStart, intEnd   int
+	fracStart, fracEnd int
+	expNeg             bool
+	expStart, expEnd   int
+	start, end         int
+}
+
+// scanNumber validates the JSON number at data[i].
+func scanNumber(data []byte, i int) (numberSpan, bool) {
+	n := numberSpan{start: i}
+	if i < len(data) && data[i] == '-' {
+		n.neg = true
+		i++
+	}
+	n.intStart = i
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && '1' <= data[i] && data[i] <= '9':
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+	default:
+		return n, false
+	}
+	n.intEnd = i
+	n.fracStart, n.fracEnd = i, i
+	if i < len(data) && data[i] == '.' {
+		i++
+		n.fracStart = i
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+		if i == n.fracStart {
+			return n, false
+		}
+		n.fracEnd = i
+	}
+	n.expStart, n.expEnd = i, i
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			n.expNeg = data[i] == '-'
+			i++
+		}
+		n.expStart = i
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+		if i == n.expStart {
+			return n, false
+		}
+		n.expEnd = i
+	}
+	n.end = i
+	return n, true
+}
+
+// number writes a number as sign, significant digits and decimal exponent:
+// value = digits × 10^exp, with no leading or trailing zeros in digits.
+func (c *canon) number(data []byte, i int) (int, error) {
+	n, ok := scanNumber(data, i)
+	if !ok {
+		return 0, errBadJSON
+	}
+	// The exponent, as written.
+	expDigits := data[n.expStart:n.expEnd]
+	for len(expDigits) > 0 && expDigits[0] == '0' {
+		expDigits = expDigits[1:]
+	}
+	if len(expDigits) > 15 {
+		c.byte('r')
+		c.text(data[n.start:n.end])
+		return n.end, nil
+	}
+	var exp int64
+	for _, d := range expDigits {
+		exp = exp*10 + int64(d-'0')
+	}
+	if n.expNeg {
+		exp = -exp
+	}
+	// The digits of integer and fraction, read as one integer: value =
+	// digits × 10^(exp - len(fraction)).
+	digits := func(k int) byte { // k-th digit of int||frac
+		if k < n.intEnd-n.intStart {
+			return data[n.intStart+k]
+		}
+		return data[n.fracStart+k-(n.intEnd-n.intStart)]
+	}
+	total := (n.intEnd - n.intStart) + (n.fracEnd - n.fracStart)
+	exp -= int64(n.fracEnd - n.fracStart)
+	first, last := 0, total
+	for first < total && digits(first) == '0' {
+		first++
+	}
+	if first == total {
+		c.byte('0') // zero, of either sign
+		return n.end, nil
+	}
+	for digits(last-1) == '0' {
+		last--
+		exp++
+	}
+	c.byte('d')
+	if n.neg {
+		c.byte('-')
+	} else {
+		c.byte('+')
+	}
+	for k := first; k < last; k++ {
+		c.byte(digits(k))
+	}
+	c.byte('e')
+	var buf [24]byte
+	b := binary.AppendVarint(buf[:0], exp)
+	for _, x := range b {
+		c.byte(x)
+		if x == 0 {
+			c.byte(0xFF)
+		}
+	}
+	c.end()
+	return n.end, nil
+}
+
+// jsonArguments writes tool arguments: absent or null is the empty object.
+func (c *canon) jsonArguments(raw []byte) error {
+	i := skipSpace(raw, 0)
+	if i == len(raw) || (len(raw)-i >= 4 && string(raw[i:i+4]) == "null" && skipSpace(raw, i+4) == len(raw)) {
+		c.byte('{')
+		c.byte('}')
+		return nil
+	}
+	end, err := c.value(raw, i, 0)
+	if err != nil {
+		return err
+	}
+	if skipSpace(raw, end) != len(raw) {
+		return errBadJSON
+	}
+	return nil
+}
+
+// stringMap writes a map of strings (prompt arguments) exactly as the JSON
+// object holding the same strings would be written.
+func (c *canon) stringMap(m map[string]string) {
+	c.byte('{')
+	if len(m) > 0 {
+		var stack [8]string
+		keys := stack[:0]
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			c.byte('s')
+			c.textString(k)
+			c.byte('s')
+			c.textString(m[k])
+		}
+	}
+	c.byte('}')
+}

@@ -1,0 +1,201 @@
+package requeststate
+
+import (
+	"encoding/binary"
+)
+
+// The envelope is the plaintext a Codec seals: the claims that bind a token
+// to its time window, request, audience, principal and questions, followed
+// by the handler's own state. It is a fixed binary layout rather than JSON
+// because it is built and parsed on every round and its parser faces bytes
+// that (with a custom codec) nothing but the codec vouches for:
+//
+//	version      1 byte   envelopeVersion
+//	issued       8 bytes  Unix milliseconds, big-endian
+//	expires      8 bytes  Unix milliseconds, big-endian
+//	request     32 bytes  SHA-256 of method, target and arguments
+//	flags        1 byte   bit 0: a principal claim follows
+//	principal   32 bytes  (if flagged) salt[16] || SHA-256(salt, principal)[:16]
+//	audience    uvarint length, then the bytes (length 0: no audience)
+//	questions   uvarint count, then per question, in increasing key order:
+//	            uvarint key length, key, SHA-256 of the question[:16]
+//	state       the rest: the handler's plaintext
+//
+// The parser checks every length against what is left and refuses trailing
+// garbage in the claims, an unknown version or unknown flags.
+const (
+	envelopeVersion  = 1
+	flagPrincipal    = 1 << 0
+	digestLen        = 32
+	saltLen          = 16
+	principalTagLen  = 16
+	principalLen     = saltLen + principalTagLen
+	questionTagLen   = 16
+	fixedHeaderLen   = 1 + 8 + 8 + digestLen + 1
+	maxQuestionCount = 1 << 16
+)
+
+// claims is a parsed envelope. Its slices point into the plaintext.
+type claims struct {
+	issued, expires int64
+	request         [digestLen]byte
+	principal       []byte // salt || tag, or nil
+	audience        []byte
+	questions       []byte // the encoded question list, count excluded
+	nQuestions      int
+	state           []byte
+}
+
+// question is one input request of the round a token was issued for.
+type question struct {
+	key    string
+	digest [questionTagLen]byte
+}
+
+// sealing is what a new envelope holds. Strings, not byte slices, so that
+// the handler's state and the audience are copied once, into the envelope.
+type sealing struct {
+	issued, expires int64
+	request         [digestLen]byte
+	principal       *[principalLen]byte // nil: no principal
+	audience        string
+	questions       []question
+	state           string
+}
+
+// len is the exact length of the envelope, so its buffer is allocated once.
+func (s *sealing) len() int {
+	return envelopeLen(len(s.audience), len(s.state), s.principal != nil, s.questions)
+}
+
+// appendEnvelope appends the envelope of s to dst.
+func appendEnvelope(dst []byte, s *sealing) []byte {
+	dst = append(dst, envelopeVersion)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(s.issued))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(s.expires))
+	dst = append(dst, s.request[:]...)
+	if s.principal != nil {
+		dst = append(dst, flagPrincipal)
+		dst = append(dst, s.principal[:]...)
+	} else {
+		dst = append(dst, 0)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(s.audience)))
+	dst = append(dst, s.audience...)
+	dst = binary.AppendUvarint(dst, uint64(len(s.questions)))
+	for _, q := range s.questions {
+		dst = binary.AppendUvarint(dst, uint64(len(q.key)))
+		dst = append(dst, q.key...)
+		dst = append(dst, q.digest[:]...)
+	}
+	return append(dst, s.state...)
+}
+
+// envelopeLen is the exact length appendEnvelope will produce, so the
+// buffer is allocated once.
+func envelopeLen(audience, state int, principal bool, qs []question) int {
+	n := fixedHeaderLen + uvarintLen(uint64(audience)) + audience + uvarintLen(uint64(len(qs))) + state
+	if principal {
+		n += principalLen
+	}
+	for _, q := range qs {
+		n += uvarintLen(uint64(len(q.key))) + len(q.key) + questionTagLen
+	}
+	return n
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// parseEnvelope parses plaintext into cl. The reason is "" on success.
+func parseEnvelope(p []byte, cl *claims) string {
+	if len(p) < 1 {
+		return reasonEnvelope
+	}
+	if p[0] != envelopeVersion {
+		return reasonVersion
+	}
+	if len(p) < fixedHeaderLen {
+		return reasonEnvelope
+	}
+	cl.issued = int64(binary.BigEndian.Uint64(p[1:9]))
+	cl.expires = int64(binary.BigEndian.Uint64(p[9:17]))
+	copy(cl.request[:], p[17:17+digestLen])
+	flags := p[17+digestLen]
+	p = p[fixedHeaderLen:]
+	if flags&^flagPrincipal != 0 {
+		return reasonEnvelope
+	}
+	if flags&flagPrincipal != 0 {
+		if len(p) < principalLen {
+			return reasonEnvelope
+		}
+		cl.principal, p = p[:principalLen], p[principalLen:]
+	}
+	var ok bool
+	if cl.audience, p, ok = lengthPrefixed(p); !ok {
+		return reasonEnvelope
+	}
+	count, n := binary.Uvarint(p)
+	if n <= 0 || count > maxQuestionCount {
+		return reasonEnvelope
+	}
+	p = p[n:]
+	start := p
+	var prev []byte
+	for i := range int(count) {
+		var key []byte
+		if key, p, ok = lengthPrefixed(p); !ok || len(p) < questionTagLen {
+			return reasonEnvelope
+		}
+		if i > 0 && string(key) <= string(prev) {
+			return reasonEnvelope // keys sorted and unique, as sealed
+		}
+		prev = key
+		p = p[questionTagLen:]
+	}
+	cl.questions = start[:len(start)-len(p)]
+	cl.nQuestions = int(count)
+	cl.state = p
+	return ""
+}
+
+// lengthPrefixed splits a uvarint-length-prefixed field off p.
+func lengthPrefixed(p []byte) (field, rest []byte, ok bool) {
+	l, n := binary.Uvarint(p)
+	if n <= 0 || l > uint64(len(p)-n) {
+		return nil, nil, false
+	}
+	return p[n : n+int(l)], p[n+int(l):], true
+}
+
+// eachQuestion calls f for every question of a parsed envelope, in key
+// order, until f returns false.
+func (cl *claims) eachQuestion(f func(key []byte, digest []byte) bool) {
+	p := cl.questions
+	for range cl.nQuestions {
+		key, rest, _ := lengthPrefixed(p) // validated by parseEnvelope
+		if !f(key, rest[:questionTagLen]) {
+			return
+		}
+		p = rest[questionTagLen:]
+	}
+}
+
+// asked reports whether key was among the questions.
+func (cl *claims) asked(key string) (digest []byte, ok bool) {
+	cl.eachQuestion(func(k, d []byte) bool {
+		if string(k) == key {
+			digest, ok = d, true
+			return false
+		}
+		return string(k) < key // sorted: stop once past key
+	})
+	return digest, ok
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package requeststate
+
+const raceEnabled = false
