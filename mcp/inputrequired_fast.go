@@ -417,10 +417,45 @@ func (s *ElicitRequestedSchema) appendJSON(dst []byte) ([]byte, error) {
 }
 
 func appendFieldSchema(dst []byte, d PrimitiveSchemaDefinition) ([]byte, error) {
-	if s, ok := d.(*StringSchema); ok && s != nil {
-		return s.appendJSON(dst), nil
+	switch s := d.(type) {
+	case *StringSchema:
+		if s != nil {
+			return s.appendJSON(dst), nil
+		}
+	case *BooleanSchema:
+		if s != nil {
+			return s.appendJSON(dst), nil
+		}
 	}
 	return appendMarshaled(dst, d)
+}
+
+// appendJSON appends s as its MarshalJSON writes it.
+func (s *BooleanSchema) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"type":"boolean"`...)
+	if s.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, s.Title)
+	}
+	if s.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, s.Description)
+	}
+	if s.Default != nil {
+		dst = append(dst, `,"default":`...)
+		dst = strconv.AppendBool(dst, *s.Default)
+	}
+	return append(dst, '}')
+}
+
+// appendJSON appends r as its MarshalJSON writes it, so that AppendJSON
+// encodes a form elicitation without encoding/json (a boundary digests
+// every question it seals).
+func (r *ElicitRequest) appendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	return appendInputRequest(dst, r)
 }
 
 // appendJSON appends s as its MarshalJSON writes it.

@@ -110,6 +110,8 @@ func TestInputRequiredResultEncoding(t *testing.T) {
 				Properties: map[string]PrimitiveSchemaDefinition{
 					"region": &StringSchema{Title: "Region", Description: "d\u2028", MinLength: &n, MaxLength: &n, Format: FormatEmail, Default: "x&y"},
 					"count":  &NumberSchema{Type: TypeInteger},
+					"ok":     &BooleanSchema{Title: "OK?", Description: "<yes>", Default: new(bool)},
+					"plain":  &BooleanSchema{},
 					"nil":    nil,
 				},
 				Required: []string{"region"},
@@ -135,6 +137,14 @@ func TestInputRequiredResultEncoding(t *testing.T) {
 		}
 		if string(got) != string(want) {
 			t.Errorf("case %d:\nfast    %s\ngeneric %s", i, got, want)
+		}
+	}
+	// AppendJSON writes an elicitation exactly as json.Marshal does.
+	for k, r := range cases[1].InputRequests {
+		got, err := AppendJSON(nil, r)
+		want, wantErr := json.Marshal(r)
+		if err != nil || wantErr != nil || string(got) != string(want) {
+			t.Errorf("AppendJSON(%s) = %s, %v; json.Marshal %s, %v", k, got, err, want, wantErr)
 		}
 	}
 	// A request that cannot be encoded fails as it did before.

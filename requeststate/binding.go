@@ -1,9 +1,9 @@
 package requeststate
 
 import (
-	"encoding/json"
 	"errors"
 	"sort"
+	"sync"
 
 	"github.com/parley-mcp/parley/mcp"
 )
@@ -82,7 +82,14 @@ func questionDigests(reqs mcp.InputRequests) ([]question, error) {
 }
 
 func questionDigest(r mcp.InputRequest) (d [questionTagLen]byte, err error) {
-	raw, err := json.Marshal(r)
+	bp := questionBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledQuestion {
+			questionBufs.Put(bp)
+		}
+	}()
+	raw, err := mcp.AppendJSON((*bp)[:0], r)
+	*bp = raw[:0]
 	if err != nil {
 		return d, err
 	}
@@ -95,3 +102,10 @@ func questionDigest(r mcp.InputRequest) (d [questionTagLen]byte, err error) {
 	copy(d[:], sum[:])
 	return d, nil
 }
+
+// questionBufs recycles the buffers questions are rendered into before
+// they are digested: every round a boundary seals renders its questions.
+var questionBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledQuestion bounds the buffers kept in questionBufs.
+const maxPooledQuestion = 64 << 10

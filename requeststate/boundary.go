@@ -61,7 +61,7 @@ func NewBoundary(serverName string, p *Policy) (*Boundary, error) {
 // Protect attaches the boundary to a low-level server: from now on, every
 // requestState its handlers return is sealed and every one a client sends
 // is verified. p nil means [ProcessLocal]. The audience defaults to the
-// server's name.
+// server's name, and the logger to the server's.
 //
 // Middleware added to s before Protect sees sealed tokens; middleware
 // added after it, and the handlers, see plaintext. Attach it once.
@@ -69,6 +69,9 @@ func Protect(s *server.Server, p *Policy) error {
 	b, err := NewBoundary(s.Info().Name, p)
 	if err != nil {
 		return err
+	}
+	if p == nil || p.Logger == nil {
+		b.log = s.Logger()
 	}
 	s.Use(b.Wrap)
 	return nil

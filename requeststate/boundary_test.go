@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
 )
@@ -127,5 +129,27 @@ func TestTamperMatrixOnTheWire(t *testing.T) {
 	}
 	if r := f.do(c.with(st, "confirm")); r.Error != nil {
 		t.Fatalf("the untouched state: %v", r.Error)
+	}
+}
+
+// Protect logs to the server's logger unless the policy names another.
+func TestProtectLogsToTheServersLogger(t *testing.T) {
+	logger, logs := newLogger()
+	s := server.New(mcp.Implementation{Name: "svc", Version: "1"}, &server.Options{Logger: logger})
+	if err := requeststate.Protect(s, &requeststate.Policy{Keys: [][]byte{key(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		return mcp.TextResult("ran"), nil
+	})
+	msg, _, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"t","requestState":"forged"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Handle(context.Background(), msg.(*jsonrpc.Request), nil); !requeststate.IsRejected(err) {
+		t.Fatalf("forged state: %v, want the fixed rejection", err)
+	}
+	if len(logs.lines("WARN")) != 1 {
+		t.Errorf("the server's logger got:\n%s", logs)
 	}
 }

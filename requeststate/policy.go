@@ -61,7 +61,8 @@ type Policy struct {
 	// Logger receives a Warn line for every refused token (with the
 	// method and the reason, never the token, its plaintext or the
 	// principal) and an Error line for every failure to seal. Default:
-	// slog.Default().
+	// the server's logger with [Protect], slog.Default() with
+	// [NewBoundary].
 	Logger *slog.Logger
 
 	// local is the key ProcessLocal generated: a policy holding only it

@@ -84,6 +84,11 @@ func New(info mcp.Implementation, opts *Options) *Server {
 // Info returns the implementation info the server sends as serverInfo.
 func (s *Server) Info() mcp.Implementation { return s.info }
 
+// Logger returns the logger the server writes to: Options.Logger, or
+// slog.Default(). Middleware that logs (such as the requestState boundary)
+// uses it, so that a server's lines all go to one place.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
 // SupportedVersions returns the protocol versions the server serves.
 func (s *Server) SupportedVersions() []mcp.ProtocolVersion {
 	return slices.Clone(s.opts.SupportedVersions)

@@ -35,6 +35,7 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
 	"github.com/parley-mcp/parley/transport/stdio"
@@ -185,9 +186,10 @@ func resultText(r *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// The provisioner's state token. A real server would seal it (it is
-// client-held input on the retry); this one only checks it, since a forged
-// token can do nothing worse than fail the call.
+// The provisioner's state, as its handler writes and reads it. On the wire
+// it is an encrypted, authenticated token bound to this call (see
+// requeststate.MustProtect in newProvisioner): the client holds it between
+// rounds and could otherwise alter it or replay it onto another call.
 const provisionState = "provision-v1"
 
 var provisionTool = mcp.Tool{
@@ -201,6 +203,11 @@ func newProvisioner() *server.Server {
 	s := server.New(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, &server.Options{
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
+	// Seal every requestState and verify every echo, under a key made at
+	// start-up: enough for one server process (memory, stdio, one HTTP
+	// listener). Several instances would share keys instead; see
+	// ./examples/resume.
+	requeststate.MustProtect(s, nil)
 	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
 		return &mcp.ListToolsResult{Tools: []mcp.Tool{provisionTool}}, nil
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/transport"
 	"github.com/parley-mcp/parley/transport/stdio"
 )
@@ -93,8 +94,12 @@ func TestProvisioner(t *testing.T) {
 	if err != nil || p == nil {
 		t.Fatalf("Begin: %+v, %v", p, err)
 	}
-	if p.RequestState != "provision-v1" || len(p.InputRequests) != 1 || p.InputRequests["region"] == nil {
+	if p.RequestState == "" || len(p.InputRequests) != 1 || p.InputRequests["region"] == nil {
 		t.Fatalf("round 1: %+v", p)
+	}
+	// The client holds a sealed token, not the handler's plaintext.
+	if strings.Contains(p.RequestState, "provision") {
+		t.Errorf("requestState %q is not sealed", p.RequestState)
 	}
 	answer := func(r *mcp.ElicitResult) (mcp.AnyResult, *client.Pending) {
 		t.Helper()
@@ -120,12 +125,15 @@ func TestProvisioner(t *testing.T) {
 	if _, next := answer(&mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": ""}}); next == nil {
 		t.Error("an empty region was accepted")
 	}
-	// A forged state is refused.
-	forged := *p
-	forged.RequestState = "provision-v0"
-	var in mcp.InputResponses
-	in.Set("region", &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": "x"}})
-	if _, _, err := sess.Continue(ctx, &forged, in); err == nil {
-		t.Error("a forged requestState was accepted")
+	// A forged state, even the handler's own plaintext, is refused with the
+	// boundary's fixed error.
+	for _, state := range []string{"provision-v1", p.RequestState + "x"} {
+		forged := *p
+		forged.RequestState = state
+		var in mcp.InputResponses
+		in.Set("region", &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": "x"}})
+		if _, _, err := sess.Continue(ctx, &forged, in); !requeststate.IsRejected(err) {
+			t.Errorf("forged requestState %q: %v, want the fixed rejection", state, err)
+		}
 	}
 }

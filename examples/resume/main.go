@@ -14,6 +14,14 @@
 // can take round 2. Process 1 waits for process 2 and exits with its
 // status.
 //
+// The two processes run a server each: two instances of one service. Each
+// seals
+// its requestState and verifies the other's, because both hold the keys in
+// PROVISION_STATE_KEYS (base64, the sealing key first). Process 1 makes a
+// random key when the variable is empty; process 2 inherits it. A server
+// without the keys would refuse the state with "Invalid or expired
+// requestState", and the flow would have to start again.
+//
 //	go run ./examples/resume
 //
 // The last line printed is the tool's result.
@@ -21,6 +29,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -34,14 +44,22 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
 )
+
+// keysEnv names the variable that holds the servers' shared key ring.
+const keysEnv = "PROVISION_STATE_KEYS"
 
 func main() {
 	resumeFrom := flag.String("resume", "", "continue the call saved in this file (what the first process runs)")
 	flag.Parse()
 	ctx := context.Background()
+	if err := ensureKeys(); err != nil {
+		fmt.Fprintln(os.Stderr, "resume:", err)
+		os.Exit(1)
+	}
 	if *resumeFrom != "" {
 		if err := resume(ctx, os.Stdout, *resumeFrom); err != nil {
 			fmt.Fprintln(os.Stderr, "resume:", err)
@@ -50,6 +68,20 @@ func main() {
 		return
 	}
 	os.Exit(begin(ctx, os.Stdout, os.Stderr, selfResuming))
+}
+
+// ensureKeys makes a key ring for this run when the environment has none;
+// the processes started from here inherit it. A real deployment provisions
+// the keys (at least 32 random bytes each) from its secret store.
+func ensureKeys() error {
+	if os.Getenv(keysEnv) != "" {
+		return nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	return os.Setenv(keysEnv, base64.StdEncoding.EncodeToString(key))
 }
 
 // selfResuming is the command of process 2: this program with -resume.
@@ -206,9 +238,14 @@ func connect(ctx context.Context, c *client.Client) (*client.Session, func(), er
 	clientEnd, serverEnd := transport.NewMemoryPipe()
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	s, err := newProvisioner()
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
 	go func() {
 		defer close(done)
-		newProvisioner().ServeConn(sctx, serverEnd)
+		s.ServeConn(sctx, serverEnd)
 	}()
 	stop := func() { cancel(); <-done }
 	sess, err := c.Connect(ctx, transport.NewMemoryTransport(clientEnd))
@@ -235,7 +272,7 @@ func logRound(logf func(string, ...any), p *client.Pending) {
 				what = fmt.Sprintf("%q", f.Message)
 			}
 		}
-		logf("round %d: the server asks %s (key %q, requestState %q)", p.Round, what, key, p.RequestState)
+		logf("round %d: the server asks %s (key %q, with a sealed requestState of %d bytes)", p.Round, what, key, len(p.RequestState))
 	}
 	if !p.NeedsInput() {
 		logf("round %d: the server is not ready yet", p.Round)
@@ -262,10 +299,18 @@ func resultText(r mcp.AnyResult) string {
 
 const provisionState = "provision-v1"
 
-func newProvisioner() *server.Server {
+func newProvisioner() (*server.Server, error) {
 	s := server.New(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, &server.Options{
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
+	// Every instance holds the same keys, so any of them can take any round.
+	keys, err := requeststate.ParseKeys(os.Getenv(keysEnv))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", keysEnv, err)
+	}
+	if err := requeststate.Protect(s, &requeststate.Policy{Keys: keys}); err != nil {
+		return nil, err
+	}
 	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
 		return &mcp.ListToolsResult{Tools: []mcp.Tool{{
 			Name:        "provision",
@@ -311,5 +356,5 @@ func newProvisioner() *server.Server {
 		}
 		return mcp.TextResult(fmt.Sprintf("Provisioned '%s' in %s.", args.Name, region)), nil
 	})
-	return s
+	return s, nil
 }

@@ -15,6 +15,10 @@ import (
 const childEnv = "RESUME_TEST_PENDING"
 
 func TestMain(m *testing.M) {
+	if err := ensureKeys(); err != nil { // process 2 inherits them
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if path := os.Getenv(childEnv); path != "" {
 		if err := resume(context.Background(), os.Stdout, path); err != nil {
 			fmt.Fprintln(os.Stderr, "resume:", err)
@@ -56,6 +60,25 @@ func TestResume(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), fmt.Sprintf("[pid %d] round 1: the server asks \"Which region should orders live in?\"", os.Getpid())) {
 		t.Errorf("the first process did not report the round:\n%s", &stdout)
+	}
+}
+
+// A second process without the first one's keys cannot take the round:
+// its server refuses the state with the fixed error.
+func TestResumeWithoutTheKeysIsRefused(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	otherKeys := func(path string) (*exec.Cmd, error) {
+		cmd, err := testBinaryResuming(path)
+		if err == nil {
+			cmd.Env = append(cmd.Env, keysEnv+"="+strings.Repeat("A", 43)+"=") // 32 zero bytes
+		}
+		return cmd, err
+	}
+	if code := begin(context.Background(), &stdout, &stderr, otherKeys); code != 1 {
+		t.Fatalf("exit status %d, want 1\nstdout:\n%s\nstderr:\n%s", code, &stdout, &stderr)
+	}
+	if !strings.Contains(stderr.String(), "Invalid or expired requestState") {
+		t.Errorf("stderr does not show the fixed rejection:\n%s", &stderr)
 	}
 }
 
