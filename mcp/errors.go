@@ -61,6 +61,29 @@ func NewInvalidParamsError(msg string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeInvalidParams, Message: msg}
 }
 
+// InvalidRequestStateMessage is the message of the one error a server
+// answers every unusable requestState with (code -32602, no data): altered,
+// expired, sealed under a key the server lacks, replayed onto another
+// request or principal, or not even a string. The wire never says which
+// check failed; the server's log does.
+const InvalidRequestStateMessage = "Invalid or expired requestState"
+
+// NewInvalidRequestStateError returns the fixed requestState error, a fresh
+// value each time.
+func NewInvalidRequestStateError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeInvalidParams, Message: InvalidRequestStateMessage}
+}
+
+// IsInvalidRequestState reports whether err is, or wraps, the fixed
+// requestState error. A client that gets it holds state no server will
+// take (most often: a retry that reached an instance without the key that
+// sealed it, or a server restarted since) and should start the call again
+// from its first round.
+func IsInvalidRequestState(err error) bool {
+	var e *jsonrpc.Error
+	return errors.As(err, &e) && e.Code == CodeInvalidParams && e.Message == InvalidRequestStateMessage
+}
+
 // NewMethodNotFoundError returns a -32601 error naming method.
 func NewMethodNotFoundError(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}

@@ -11,12 +11,6 @@ import (
 	"github.com/parley-mcp/parley/server"
 )
 
-// RejectedMessage is the message of the one wire error every refused
-// requestState gets (code -32602, no data), whatever the reason: the wire
-// must not tell a prober which check failed. The reason is in the server's
-// log.
-const RejectedMessage = "Invalid or expired requestState"
-
 // The log-only reasons a token is refused for.
 const (
 	reasonMalformed   = "malformed"
@@ -84,20 +78,6 @@ func MustProtect(s *server.Server, p *Policy) {
 	if err := Protect(s, p); err != nil {
 		panic(err)
 	}
-}
-
-// IsRejected reports whether err is the fixed error a boundary answers a
-// refused requestState with. A client that gets it should start the flow
-// again from its first round: the state it held is of no use anywhere.
-func IsRejected(err error) bool {
-	var e *jsonrpc.Error
-	return errors.As(err, &e) && e.Code == jsonrpc.CodeInvalidParams && e.Message == RejectedMessage
-}
-
-// rejected returns the wire error of a refused token: a fresh value each
-// time, so that no caller can alter what the next one sends.
-func rejected() error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: RejectedMessage}
 }
 
 func internalError() error {
@@ -229,7 +209,7 @@ func (b *Boundary) open(ctx context.Context, req *server.Request, token string, 
 		attrs = append(attrs, slog.String("err", cause.Error()))
 	}
 	b.log.LogAttrs(ctx, slog.LevelWarn, "requeststate: rejected requestState", attrs...)
-	return nil, rejected()
+	return nil, mcp.NewInvalidRequestStateError()
 }
 
 // check returns "" when token is valid for req, or the reason it is not

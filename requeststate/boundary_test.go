@@ -146,7 +146,7 @@ func TestProtectLogsToTheServersLogger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Handle(context.Background(), msg.(*jsonrpc.Request), nil); !requeststate.IsRejected(err) {
+	if _, err := s.Handle(context.Background(), msg.(*jsonrpc.Request), nil); !mcp.IsInvalidRequestState(err) {
 		t.Fatalf("forged state: %v, want the fixed rejection", err)
 	}
 	if len(logs.lines("WARN")) != 1 {

@@ -96,7 +96,7 @@ func TestClientLoopThroughTheBoundary(t *testing.T) {
 
 // TestRetryOnAnotherInstance: with process-local keys, a retry that lands
 // on another instance (or on this one after a restart) is refused with the
-// fixed error, and IsRejected tells the client to start over; with shared
+// fixed error, and mcp.IsInvalidRequestState tells the client to start over; with shared
 // keys it goes through.
 func TestRetryOnAnotherInstance(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -115,7 +115,7 @@ func TestRetryOnAnotherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted := connect(t, counterServer(t, nil), answers)
-	if _, _, err := restarted.Continue(ctx, pending, responses); !requeststate.IsRejected(err) {
+	if _, _, err := restarted.Continue(ctx, pending, responses); !mcp.IsInvalidRequestState(err) {
 		t.Fatalf("a restarted process-local instance: %v, want the fixed rejection", err)
 	}
 

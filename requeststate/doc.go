@@ -52,7 +52,7 @@
 // plaintext or the principal. In practice the most common one is no attack
 // at all: a retry that reached an instance without the key (another
 // replica, or this one after a restart). The client starts the flow again
-// ([IsRejected] recognises the error); shared keys are the fix.
+// ([mcp.IsInvalidRequestState] recognises the error); shared keys are the fix.
 //
 // # Attaching it
 //

@@ -237,13 +237,13 @@ func TestAuthPrincipal(t *testing.T) {
 		"other issuer":    withAuth(&authInfo{ClientID: "app", Issuer: "https://other.example", Subject: "alice"}),
 		"no subject":      withAuth(&authInfo{ClientID: "app", Issuer: "https://as.example"}),
 	} {
-		if err := handleErr(s, ctx, st); !requeststate.IsRejected(err) {
+		if err := handleErr(s, ctx, st); !mcp.IsInvalidRequestState(err) {
 			t.Errorf("%s used alice's state: %v", name, err)
 		}
 	}
 	// State sealed without a principal fails once there is one.
 	anon := handleState(t, s, context.Background(), "")
-	if err := handleErr(s, withAuth(alice), anon); !requeststate.IsRejected(err) {
+	if err := handleErr(s, withAuth(alice), anon); !mcp.IsInvalidRequestState(err) {
 		t.Errorf("unbound state accepted for alice: %v", err)
 	}
 }
@@ -264,7 +264,7 @@ func TestPrincipalHookFailure(t *testing.T) {
 	})
 	st := handleState(t, s, context.Background(), "")
 	fail = true
-	if err := handleErr(s, context.Background(), st); !requeststate.IsRejected(err) {
+	if err := handleErr(s, context.Background(), st); !mcp.IsInvalidRequestState(err) {
 		t.Errorf("verify with a failing hook: %v", err)
 	}
 	err := handleErr(s, context.Background(), "")

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 )
@@ -94,6 +95,12 @@ func (s *Server) Prepare(msg *jsonrpc.Request) (*Request, error) {
 	}
 	params, meta, err := m.decode(msg.Params)
 	if err != nil {
+		if m.carrier && badRequestState(msg.Params) {
+			// Whatever else is wrong, an unusable requestState gets the
+			// one answer every unusable requestState gets, so that its
+			// wording never depends on which check caught it.
+			return nil, mcp.NewInvalidRequestStateError()
+		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + cleanJSONError(err)}
 	}
 	if err := s.checkMeta(meta); err != nil {
@@ -306,4 +313,17 @@ func cleanJSONError(err error) string {
 		return "malformed JSON"
 	}
 	return strings.TrimPrefix(err.Error(), "mcp: ")
+}
+
+// badRequestState reports whether params (valid JSON: the message decoded)
+// carry a requestState that is neither a string nor null. It runs only
+// when decoding the params failed.
+func badRequestState(params []byte) bool {
+	bad := false
+	jsontext.Members(params, func(key, value []byte) {
+		if string(key) == "requestState" {
+			bad = value[0] != '"' && string(value) != "null"
+		}
+	})
+	return bad
 }

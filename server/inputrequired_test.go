@@ -197,3 +197,48 @@ func TestMalformedInputResponsesNeverReachHandlers(t *testing.T) {
 		t.Errorf("handlers ran %d times, want 3 (only the well-formed calls)", n)
 	}
 }
+
+// A requestState that is not a string gets the fixed requestState error, as
+// every unusable requestState does, with or without a boundary; null is
+// absent.
+func TestNonStringRequestState(t *testing.T) {
+	var ran atomic.Int32
+	s := server.New(mcp.Implementation{Name: "states", Version: "1"}, nil)
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		ran.Add(1)
+		return mcp.TextResult("state=" + p.RequestState), nil
+	})
+	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		ran.Add(1)
+		return &mcp.GetPromptResult{}, nil
+	})
+	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+		ran.Add(1)
+		return &mcp.ReadResourceResult{}, nil
+	})
+	rc := dial(t, s)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, call := range []struct{ method, target string }{
+		{mcp.MethodCallTool, `"name":"x"`},
+		{mcp.MethodGetPrompt, `"name":"x"`},
+		{mcp.MethodReadResource, `"uri":"file:///x"`},
+	} {
+		for _, st := range []string{`5`, `{"a":1}`, `["s"]`, `true`} {
+			_, err := rc.call(t, call.method, json.RawMessage(`{`+meta+`,`+call.target+`,"requestState":`+st+`}`))
+			if !mcp.IsInvalidRequestState(err) {
+				t.Errorf("%s with requestState %s: %v, want the fixed requestState error", call.method, st, err)
+			}
+		}
+		if _, err := rc.call(t, call.method, json.RawMessage(`{`+meta+`,`+call.target+`,"requestState":null}`)); err != nil {
+			t.Errorf("%s with a null requestState: %v", call.method, err)
+		}
+	}
+	// Other bad params keep their own message.
+	_, err := rc.call(t, mcp.MethodCallTool, json.RawMessage(`{`+meta+`,"name":5,"requestState":"ok"}`))
+	if err == nil || mcp.IsInvalidRequestState(err) {
+		t.Errorf("a bad name with a string state: %v, want the ordinary invalid-params error", err)
+	}
+	if n := ran.Load(); n != 3 {
+		t.Errorf("handlers ran %d times, want 3 (the null states)", n)
+	}
+}

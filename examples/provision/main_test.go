@@ -11,7 +11,6 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
-	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/transport"
 	"github.com/parley-mcp/parley/transport/stdio"
 )
@@ -132,7 +131,7 @@ func TestProvisioner(t *testing.T) {
 		forged.RequestState = state
 		var in mcp.InputResponses
 		in.Set("region", &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": "x"}})
-		if _, _, err := sess.Continue(ctx, &forged, in); !requeststate.IsRejected(err) {
+		if _, _, err := sess.Continue(ctx, &forged, in); !mcp.IsInvalidRequestState(err) {
 			t.Errorf("forged requestState %q: %v, want the fixed rejection", state, err)
 		}
 	}
