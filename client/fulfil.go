@@ -41,6 +41,11 @@ type LoopOptions struct {
 	// MaxBackoff caps every such wait, the first one included. Default:
 	// 250ms, or Backoff when that is longer.
 	MaxBackoff time.Duration
+	// MaxInputRequests is how many input requests one round may carry; a
+	// round with more fails with an *InputRequestLimitError before any
+	// callback runs, since the client would run a callback for each at
+	// once. Default: 32.
+	MaxInputRequests int
 	// OnRound, when set, sees every round before the client fulfils it:
 	// log or audit it, or return an error to refuse it, which ends the call
 	// with that error wrapped. Do not keep p after OnRound returns.
@@ -50,17 +55,21 @@ type LoopOptions struct {
 // loopPolicy is LoopOptions with defaults applied.
 type loopPolicy struct {
 	maxRounds                int
+	maxInputRequests         int
 	firstBackoff, maxBackoff time.Duration
 	onRound                  func(context.Context, *Pending) error
 }
 
 func newLoopPolicy(o *LoopOptions) loopPolicy {
-	p := loopPolicy{maxRounds: 10, firstBackoff: 50 * time.Millisecond, maxBackoff: 250 * time.Millisecond}
+	p := loopPolicy{maxRounds: 10, maxInputRequests: 32, firstBackoff: 50 * time.Millisecond, maxBackoff: 250 * time.Millisecond}
 	if o == nil {
 		return p
 	}
 	if o.MaxRounds > 0 {
 		p.maxRounds = o.MaxRounds
+	}
+	if o.MaxInputRequests > 0 {
+		p.maxInputRequests = o.MaxInputRequests
 	}
 	// What the caller sets wins over the defaults, and MaxBackoff caps
 	// every wait: Backoff alone raises the default cap if it has to,
@@ -101,6 +110,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// InputRequestLimitError is returned when a round carries more input
+// requests than LoopOptions.MaxInputRequests allows. No callback has run.
+type InputRequestLimitError struct {
+	Count int // the input requests of the round
+	Limit int // LoopOptions.MaxInputRequests
+}
+
+func (e *InputRequestLimitError) Error() string {
+	return fmt.Sprintf("client: the server asked for %d inputs in one round, more than the limit of %d (LoopOptions.MaxInputRequests)", e.Count, e.Limit)
+}
+
 // MissingCallbackError is returned when a server asks for a kind of input
 // the client has no callback for. The call ends without a retry.
 type MissingCallbackError struct {
@@ -132,13 +152,17 @@ func (e *CallbackError) Unwrap() error { return e.Err }
 
 // Fulfil answers every input request of p with the client's callbacks, all
 // at once, and returns the responses to Continue with. It fails without
-// calling anything if a callback is missing for any request. Otherwise it
+// calling anything if a callback is missing for any request, or if p has
+// more requests than LoopOptions.MaxInputRequests. Otherwise it
 // returns as soon as every callback has answered, a callback fails (with
 // that *CallbackError), or ctx ends (with ctx.Err()); the callbacks still
 // running then see their contexts cancelled, and their answers are
 // dropped. A Pending without input requests needs no responses: Fulfil
 // returns nil.
 func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, error) {
+	if n, limit := len(p.InputRequests), s.client.loop.maxInputRequests; n > limit {
+		return nil, &InputRequestLimitError{Count: n, Limit: limit}
+	}
 	keys := p.InputRequests.Keys()
 	reqs := make([]mcp.InputRequest, len(keys))
 	for i, k := range keys {

@@ -3,8 +3,11 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -405,5 +408,41 @@ func TestFulfilCallbackPanicReachesCaller(t *testing.T) {
 			_, err = sess.Fulfil(ctx, p)
 			t.Errorf("Fulfil returned (%v) instead of panicking", err)
 		})
+	}
+}
+
+// A round with more input requests than the limit fails before any
+// callback runs: a server cannot make the client run callbacks by the
+// thousand at once.
+func TestFulfilInputRequestLimit(t *testing.T) {
+	var calls atomic.Int32
+	opts := &client.Options{
+		ListRoots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+			calls.Add(1)
+			return &mcp.ListRootsResult{Roots: []mcp.Root{}}, nil
+		},
+		Loop: &client.LoopOptions{MaxInputRequests: 3},
+	}
+	sess, _ := connect(t, newClient(opts), mrtrServer())
+	call, err := client.ToolCall("t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &client.Pending{Call: *call, InputRequests: mcp.InputRequests{}, Round: 1}
+	for i := range 3 {
+		p.InputRequests[fmt.Sprint("r", i)] = mcp.NewListRootsRequest()
+	}
+	if _, err := sess.Fulfil(context.Background(), p); err != nil {
+		t.Fatalf("3 requests, limit 3: %v", err)
+	}
+	p.InputRequests["r3"] = mcp.NewListRootsRequest()
+	calls.Store(0)
+	_, err = sess.Fulfil(context.Background(), p)
+	var le *client.InputRequestLimitError
+	if !errors.As(err, &le) || le.Count != 4 || le.Limit != 3 {
+		t.Fatalf("4 requests, limit 3: %v, want an *InputRequestLimitError", err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("%d callbacks ran", n)
 	}
 }
