@@ -574,6 +574,48 @@ func (a *strArena) offset(v []byte) (int, bool) {
 	return off, &a.src[off] == &v[0]
 }
 
+// decodeMembers walks the members of the object data for a one-pass
+// decoder that keeps encoding/json's rules for a struct: each member is
+// named by its field in keys, exactly or else under case folding (members
+// that match no field are skipped), and handed to member. After the first
+// error member returns, values are no longer decoded but the rest is still
+// scanned: fieldErr is that first error, wrapped with what and the field;
+// err reports malformed JSON and takes precedence. When rt is not nil it
+// receives the raw value of the last member named exactly "resultType",
+// for the result decoders to classify, even after a field error.
+func decodeMembers(data []byte, what string, keys []string, rt *[]byte, member func(key string, v []byte) error) (fieldErr, err error) {
+	it := newObjectIter(data)
+	for it.next() {
+		key := exactKey(it.key, keys)
+		if key == "" {
+			if key = foldKey(it.key, keys); key == "" {
+				continue
+			}
+		} else if rt != nil && key == "resultType" {
+			*rt = it.val
+		}
+		if fieldErr != nil {
+			continue
+		}
+		if ferr := member(key, it.val); ferr != nil {
+			fieldErr = fmt.Errorf("mcp: %s %q: %w", what, key, ferr)
+		}
+	}
+	return fieldErr, it.err
+}
+
+// exactKey returns the name in names that key equals exactly, or "". The
+// name, not key, is what decoders keep: it is a constant, so errors that
+// quote it allocate nothing for it.
+func exactKey(key []byte, names []string) string {
+	for _, n := range names {
+		if string(key) == n {
+			return n
+		}
+	}
+	return ""
+}
+
 // foldKey returns the name in names that key equals under case folding, as
 // encoding/json matches a member name that matches no field exactly; ""
 // when there is none. The one-pass decoders of types that used to be

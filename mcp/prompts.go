@@ -62,25 +62,7 @@ var promptMessageKeys = []string{"role", "content"}
 // nil.
 func (m *PromptMessage) decode(data []byte, a *strArena, text *TextContent) error {
 	*m = PromptMessage{}
-	var fieldErr error
-	it := newObjectIter(data)
-	for it.next() {
-		var key string // always a constant: it ends up in errors
-		switch string(it.key) {
-		case "role":
-			key = "role"
-		case "content":
-			key = "content"
-		default:
-			if key = foldKey(it.key, promptMessageKeys); key == "" {
-				continue
-			}
-		}
-		if fieldErr != nil {
-			continue
-		}
-		v := it.val
-		var err error
+	fieldErr, err := decodeMembers(data, "prompt message", promptMessageKeys, nil, func(key string, v []byte) (err error) {
 		if key == "role" {
 			switch string(v) {
 			case `"user"`:
@@ -97,12 +79,10 @@ func (m *PromptMessage) decode(data []byte, a *strArena, text *TextContent) erro
 		} else {
 			m.Content, err = decodeContentBlock(v, a, text)
 		}
-		if err != nil {
-			fieldErr = fmt.Errorf("mcp: prompt message %q: %w", key, err)
-		}
-	}
-	if it.err != nil {
-		return it.err
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return fieldErr
 }
@@ -182,29 +162,7 @@ type getPromptResultBlock struct {
 // decode is CallToolResult.decode for a prompts/get result.
 func (r *GetPromptResult) decode(data []byte, store *getPromptStore) (rt []byte, fieldErr, err error) {
 	a := newArena(data)
-	it := newObjectIter(data)
-	for it.next() {
-		var key string // always a constant: it ends up in errors
-		switch string(it.key) {
-		case "_meta":
-			key = "_meta"
-		case "resultType":
-			key = "resultType"
-			rt = it.val
-		case "description":
-			key = "description"
-		case "messages":
-			key = "messages"
-		default:
-			if key = foldKey(it.key, getPromptResultKeys); key == "" {
-				continue
-			}
-		}
-		if fieldErr != nil {
-			continue
-		}
-		v := it.val
-		var ferr error
+	fieldErr, err = decodeMembers(data, "prompts/get result", getPromptResultKeys, &rt, func(key string, v []byte) (ferr error) {
 		switch key {
 		case "_meta":
 			if v[0] != 'n' && store == nil {
@@ -232,11 +190,9 @@ func (r *GetPromptResult) decode(data []byte, store *getPromptStore) (rt []byte,
 				ferr = errNotArray(v)
 			}
 		}
-		if ferr != nil {
-			fieldErr = fmt.Errorf("mcp: prompts/get result %q: %w", key, ferr)
-		}
-	}
-	return rt, fieldErr, it.err
+		return ferr
+	})
+	return rt, fieldErr, err
 }
 
 // decodePromptMessages decodes a JSON array of messages, known to be an

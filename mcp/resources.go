@@ -149,44 +149,21 @@ var textResourceContentsKeys = []string{"uri", "mimeType", "text", "_meta"}
 // its field alone (except _meta, which it clears).
 func (c *TextResourceContents) decode(data []byte, a *strArena) error {
 	*c = TextResourceContents{}
-	var fieldErr error
-	it := newObjectIter(data)
-	for it.next() {
-		var key string // always a constant: it ends up in errors
-		switch string(it.key) {
-		case "uri":
-			key = "uri"
-		case "mimeType":
-			key = "mimeType"
-		case "text":
-			key = "text"
-		case "_meta":
-			key = "_meta"
-		default:
-			if key = foldKey(it.key, textResourceContentsKeys); key == "" {
-				continue
-			}
-		}
-		if fieldErr != nil {
-			continue
-		}
-		var err error
+	fieldErr, err := decodeMembers(data, "text resource contents", textResourceContentsKeys, nil, func(key string, val []byte) (err error) {
 		switch key {
 		case "uri":
-			err = decodeStringMember(it.val, a, &c.URI, key)
+			err = decodeStringMember(val, a, &c.URI, key)
 		case "mimeType":
-			err = decodeStringMember(it.val, a, &c.MIMEType, key)
+			err = decodeStringMember(val, a, &c.MIMEType, key)
 		case "text":
-			err = decodeStringMember(it.val, a, &c.Text, key)
+			err = decodeStringMember(val, a, &c.Text, key)
 		case "_meta":
-			err = json.Unmarshal(it.val, &c.Meta)
+			err = json.Unmarshal(val, &c.Meta)
 		}
-		if err != nil {
-			fieldErr = fmt.Errorf("mcp: text resource contents %q: %w", key, err)
-		}
-	}
-	if it.err != nil {
-		return it.err
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return fieldErr
 }
@@ -301,31 +278,7 @@ type readResourceResultBlock struct {
 // decode is CallToolResult.decode for a resources/read result.
 func (r *ReadResourceResult) decode(data []byte, store *readResourceStore) (rt []byte, fieldErr, err error) {
 	a := newArena(data)
-	it := newObjectIter(data)
-	for it.next() {
-		var key string // always a constant: it ends up in errors
-		switch string(it.key) {
-		case "_meta":
-			key = "_meta"
-		case "resultType":
-			key = "resultType"
-			rt = it.val
-		case "ttlMs":
-			key = "ttlMs"
-		case "cacheScope":
-			key = "cacheScope"
-		case "contents":
-			key = "contents"
-		default:
-			if key = foldKey(it.key, readResourceResultKeys); key == "" {
-				continue
-			}
-		}
-		if fieldErr != nil {
-			continue
-		}
-		v := it.val
-		var ferr error
+	fieldErr, err = decodeMembers(data, "resources/read result", readResourceResultKeys, &rt, func(key string, v []byte) (ferr error) {
 		switch key {
 		case "_meta":
 			if v[0] != 'n' && store == nil {
@@ -375,11 +328,9 @@ func (r *ReadResourceResult) decode(data []byte, store *readResourceStore) (rt [
 				ferr = errNotArray(v)
 			}
 		}
-		if ferr != nil {
-			fieldErr = fmt.Errorf("mcp: resources/read result %q: %w", key, ferr)
-		}
-	}
-	return rt, fieldErr, it.err
+		return ferr
+	})
+	return rt, fieldErr, err
 }
 
 // decodeResourceContentsList decodes a JSON array of contents, known to

@@ -356,31 +356,7 @@ type callToolResultBlock struct {
 // first need when nil; the strings share one copy of data when it is small.
 func (r *CallToolResult) decode(data []byte, store *callToolStore) (rt []byte, fieldErr, err error) {
 	a := newArena(data)
-	it := newObjectIter(data)
-	for it.next() {
-		var key string // always a constant: it ends up in errors
-		switch string(it.key) {
-		case "_meta":
-			key = "_meta"
-		case "content":
-			key = "content"
-		case "structuredContent":
-			key = "structuredContent"
-		case "isError":
-			key = "isError"
-		case "resultType":
-			key = "resultType"
-			rt = it.val
-		default:
-			if key = foldKey(it.key, callToolResultKeys); key == "" {
-				continue
-			}
-		}
-		if fieldErr != nil {
-			continue
-		}
-		v := it.val
-		var ferr error
+	fieldErr, err = decodeMembers(data, "tools/call result", callToolResultKeys, &rt, func(key string, v []byte) (ferr error) {
 		switch key {
 		case "_meta":
 			if v[0] != 'n' && store == nil {
@@ -422,11 +398,9 @@ func (r *CallToolResult) decode(data []byte, store *callToolStore) (rt []byte, f
 				ferr = &json.UnmarshalTypeError{Value: describe(v), Type: boolType, Field: "isError"}
 			}
 		}
-		if ferr != nil {
-			fieldErr = fmt.Errorf("mcp: tools/call result %q: %w", key, ferr)
-		}
-	}
-	return rt, fieldErr, it.err
+		return ferr
+	})
+	return rt, fieldErr, err
 }
 
 // ListToolsResult is a page of tools/list. It is cacheable.
