@@ -388,52 +388,65 @@ func decodeInputRequiredGeneric(raw json.RawMessage) (*InputRequiredResult, erro
 // serverInfo, one text block) are allocated together, and its strings share
 // one copy of raw when raw is small.
 func DecodeCallToolOutcome(raw json.RawMessage) (CallToolOutcome, error) {
-	blk := new(callToolResultBlock)
-	rt, fieldErr, err := blk.res.decode(raw, &blk.store)
-	if err != nil {
-		return nil, err
-	}
-	switch ir, err := onePassOutcome(raw, rt, fieldErr); {
-	case err != nil:
-		return nil, err
-	case ir != nil:
-		return ir, nil
-	}
-	return &blk.res, nil
+	return decodeOutcome[CallToolOutcome, callToolResultBlock](raw)
 }
 
 // DecodeGetPromptOutcome decodes the result of prompts/get by its
 // resultType, like [DecodeCallToolOutcome].
 func DecodeGetPromptOutcome(raw json.RawMessage) (GetPromptOutcome, error) {
-	blk := new(getPromptResultBlock)
-	rt, fieldErr, err := blk.res.decode(raw, &blk.store)
-	if err != nil {
-		return nil, err
-	}
-	switch ir, err := onePassOutcome(raw, rt, fieldErr); {
-	case err != nil:
-		return nil, err
-	case ir != nil:
-		return ir, nil
-	}
-	return &blk.res, nil
+	return decodeOutcome[GetPromptOutcome, getPromptResultBlock](raw)
 }
 
 // DecodeReadResourceOutcome decodes the result of resources/read by its
 // resultType, like [DecodeCallToolOutcome].
 func DecodeReadResourceOutcome(raw json.RawMessage) (ReadResourceOutcome, error) {
-	blk := new(readResourceResultBlock)
-	rt, fieldErr, err := blk.res.decode(raw, &blk.store)
+	return decodeOutcome[ReadResourceOutcome, readResourceResultBlock](raw)
+}
+
+// outcomeBlock is a carrier's complete result allocated together with its
+// room (callToolResultBlock and the like).
+type outcomeBlock[O any] interface {
+	// decodeOnePass decodes the complete result as its decode method does.
+	decodeOnePass(raw []byte) (rt []byte, fieldErr, err error)
+	// complete returns the decoded result.
+	complete() O
+}
+
+func (b *callToolResultBlock) decodeOnePass(raw []byte) ([]byte, error, error) {
+	return b.res.decode(raw, &b.store)
+}
+func (b *callToolResultBlock) complete() CallToolOutcome { return &b.res }
+
+func (b *getPromptResultBlock) decodeOnePass(raw []byte) ([]byte, error, error) {
+	return b.res.decode(raw, &b.store)
+}
+func (b *getPromptResultBlock) complete() GetPromptOutcome { return &b.res }
+
+func (b *readResourceResultBlock) decodeOnePass(raw []byte) ([]byte, error, error) {
+	return b.res.decode(raw, &b.store)
+}
+func (b *readResourceResultBlock) complete() ReadResourceOutcome { return &b.res }
+
+// decodeOutcome decodes a carrier's result in one pass as the complete
+// result B holds, and then, by the resultType that pass found, returns it
+// or decodes raw again as an InputRequiredResult.
+func decodeOutcome[O any, B any, PB interface {
+	*B
+	outcomeBlock[O]
+}](raw json.RawMessage) (O, error) {
+	var none O
+	blk := PB(new(B))
+	rt, fieldErr, err := blk.decodeOnePass(raw)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	switch ir, err := onePassOutcome(raw, rt, fieldErr); {
 	case err != nil:
-		return nil, err
+		return none, err
 	case ir != nil:
-		return ir, nil
+		return any(ir).(O), nil
 	}
-	return &blk.res, nil
+	return blk.complete(), nil
 }
 
 // RequiredCapabilities returns the client capabilities a client must declare
