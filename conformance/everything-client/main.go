@@ -96,6 +96,28 @@ func connect(ctx context.Context, url string, opts *client.Options) (*client.Ses
 	return sess, nil
 }
 
+// withSession connects to url with opts, runs f and closes the session.
+func withSession(ctx context.Context, url string, opts *client.Options, f func(*client.Session) error) error {
+	sess, err := connect(ctx, url, opts)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	return f(sess)
+}
+
+// withTools is withSession for the scenarios that list the tools first, as
+// a conforming client does before it calls one; f gets them.
+func withTools(ctx context.Context, url string, opts *client.Options, f func(*client.Session, []mcp.Tool) error) error {
+	return withSession(ctx, url, opts, func(sess *client.Session) error {
+		tools, err := listTools(ctx, sess)
+		if err != nil {
+			return err
+		}
+		return f(sess, tools)
+	})
+}
+
 // listTools returns every tool of every page.
 func listTools(ctx context.Context, sess *client.Session) ([]mcp.Tool, error) {
 	var tools []mcp.Tool
@@ -110,46 +132,32 @@ func listTools(ctx context.Context, sess *client.Session) ([]mcp.Tool, error) {
 
 // basic connects, lists the tools and calls the first one.
 func basic(ctx context.Context, url string, _ *config) error {
-	sess, err := connect(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	tools, err := listTools(ctx, sess)
-	if err != nil {
-		return err
-	}
-	if len(tools) > 0 {
-		if _, err := sess.CallTool(ctx, tools[0].Name, map[string]any{}); err != nil {
-			return fmt.Errorf("tools/call %s: %w", tools[0].Name, err)
+	return withTools(ctx, url, nil, func(sess *client.Session, tools []mcp.Tool) error {
+		if len(tools) > 0 {
+			if _, err := sess.CallTool(ctx, tools[0].Name, map[string]any{}); err != nil {
+				return fmt.Errorf("tools/call %s: %w", tools[0].Name, err)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // toolsCall calls add_numbers, the mock server's one tool.
 func toolsCall(ctx context.Context, url string, _ *config) error {
-	sess, err := connect(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	tools, err := listTools(ctx, sess)
-	if err != nil {
-		return err
-	}
-	for _, t := range tools {
-		if t.Name != "add_numbers" {
-			continue
+	return withTools(ctx, url, nil, func(sess *client.Session, tools []mcp.Tool) error {
+		for _, t := range tools {
+			if t.Name != "add_numbers" {
+				continue
+			}
+			res, err := sess.CallTool(ctx, t.Name, map[string]any{"a": 2, "b": 3})
+			if err != nil {
+				return fmt.Errorf("tools/call add_numbers: %w", err)
+			}
+			slog.Info("add_numbers", "result", text(res))
+			return nil
 		}
-		res, err := sess.CallTool(ctx, t.Name, map[string]any{"a": 2, "b": 3})
-		if err != nil {
-			return fmt.Errorf("tools/call add_numbers: %w", err)
-		}
-		slog.Info("add_numbers", "result", text(res))
-		return nil
-	}
-	return errors.New("the server has no add_numbers tool")
+		return errors.New("the server has no add_numbers tool")
+	})
 }
 
 // requestMetadata makes a few requests, so the mock server can check the
@@ -158,55 +166,49 @@ func toolsCall(ctx context.Context, url string, _ *config) error {
 // The client declares every capability it has a value for, so the mock
 // server can check that each is an object.
 func requestMetadata(ctx context.Context, url string, _ *config) error {
-	sess, err := connect(ctx, url, &client.Options{Capabilities: &mcp.ClientCapabilities{
+	return withSession(ctx, url, &client.Options{Capabilities: &mcp.ClientCapabilities{
 		Roots:       &mcp.RootsCapability{},
 		Sampling:    &mcp.SamplingCapability{},
 		Elicitation: &mcp.ElicitationCapability{},
-	}})
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	if _, err := sess.ListTools(ctx, ""); err != nil {
-		return fmt.Errorf("tools/list: %w", err)
-	}
-	return nil
+	}}, func(sess *client.Session) error {
+		if _, err := sess.ListTools(ctx, ""); err != nil {
+			return fmt.Errorf("tools/list: %w", err)
+		}
+		return nil
+	})
 }
 
 // standardHeaders uses every request kind that names something (tools/call,
 // resources/read, prompts/get) on everything the server lists, so the mock
 // server sees Mcp-Method and Mcp-Name on each.
 func standardHeaders(ctx context.Context, url string, _ *config) error {
-	sess, err := connect(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
+	return withSession(ctx, url, nil, func(sess *client.Session) error {
 
-	var errs []error
-	tools, err := listTools(ctx, sess)
-	errs = append(errs, err)
-	for _, t := range tools {
-		_, err := sess.CallTool(ctx, t.Name, map[string]any{})
-		errs = append(errs, wrap("tools/call "+t.Name, err))
-	}
-	for r, err := range sess.Resources(ctx) {
-		if err != nil {
-			errs = append(errs, wrap("resources/list", err))
-			break
+		var errs []error
+		tools, err := listTools(ctx, sess)
+		errs = append(errs, err)
+		for _, t := range tools {
+			_, err := sess.CallTool(ctx, t.Name, map[string]any{})
+			errs = append(errs, wrap("tools/call "+t.Name, err))
 		}
-		_, err := sess.ReadResource(ctx, r.URI)
-		errs = append(errs, wrap("resources/read "+r.URI, err))
-	}
-	for p, err := range sess.Prompts(ctx) {
-		if err != nil {
-			errs = append(errs, wrap("prompts/list", err))
-			break
+		for r, err := range sess.Resources(ctx) {
+			if err != nil {
+				errs = append(errs, wrap("resources/list", err))
+				break
+			}
+			_, err := sess.ReadResource(ctx, r.URI)
+			errs = append(errs, wrap("resources/read "+r.URI, err))
 		}
-		_, err := sess.GetPrompt(ctx, p.Name, nil)
-		errs = append(errs, wrap("prompts/get "+p.Name, err))
-	}
-	return errors.Join(errs...)
+		for p, err := range sess.Prompts(ctx) {
+			if err != nil {
+				errs = append(errs, wrap("prompts/list", err))
+				break
+			}
+			_, err := sess.GetPrompt(ctx, p.Name, nil)
+			errs = append(errs, wrap("prompts/get "+p.Name, err))
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // customHeaders lists the tools (so the session learns which arguments the
@@ -216,24 +218,21 @@ func customHeaders(ctx context.Context, url string, cfg *config) error {
 	if len(cfg.ToolCalls) == 0 {
 		return errors.New("MCP_CONFORMANCE_CONTEXT names no toolCalls")
 	}
-	sess, err := connect(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	if _, err := listTools(ctx, sess); err != nil {
-		return err
-	}
-	var errs []error
-	for _, call := range cfg.ToolCalls {
-		var args any // nil: no arguments
-		if len(call.Arguments) > 0 {
-			args = call.Arguments
+	return withSession(ctx, url, nil, func(sess *client.Session) error {
+		if _, err := listTools(ctx, sess); err != nil {
+			return err
 		}
-		_, err := sess.CallTool(ctx, call.Name, args)
-		errs = append(errs, wrap("tools/call "+call.Name, err))
-	}
-	return errors.Join(errs...)
+		var errs []error
+		for _, call := range cfg.ToolCalls {
+			var args any // nil: no arguments
+			if len(call.Arguments) > 0 {
+				args = call.Arguments
+			}
+			_, err := sess.CallTool(ctx, call.Name, args)
+			errs = append(errs, wrap("tools/call "+call.Name, err))
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // invalidToolHeaders calls every tool the session lists. The server offers
@@ -241,61 +240,40 @@ func customHeaders(ctx context.Context, url string, cfg *config) error {
 // conforming client drops those from the list, so only valid_tool is
 // called.
 func invalidToolHeaders(ctx context.Context, url string, _ *config) error {
-	sess, err := connect(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	tools, err := listTools(ctx, sess)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, t := range tools {
-		_, err := sess.CallTool(ctx, t.Name, map[string]any{"region": "us-west1"})
-		errs = append(errs, wrap("tools/call "+t.Name, err))
-	}
-	return errors.Join(errs...)
+	return withTools(ctx, url, nil, func(sess *client.Session, tools []mcp.Tool) error {
+		var errs []error
+		for _, t := range tools {
+			_, err := sess.CallTool(ctx, t.Name, map[string]any{"region": "us-west1"})
+			errs = append(errs, wrap("tools/call "+t.Name, err))
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // listToolsOnly lists the tools and nothing else. The server's one tool has
 // a $ref to a network URL, which the client must never fetch.
 func listToolsOnly(ctx context.Context, url string, _ *config) error {
-	sess, err := connect(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	tools, err := listTools(ctx, sess)
-	if err != nil {
-		return err
-	}
-	for _, t := range tools {
-		slog.Info("tool", "name", t.Name, "inputSchema", string(t.InputSchema))
-	}
-	return nil
+	return withTools(ctx, url, nil, func(sess *client.Session, tools []mcp.Tool) error {
+		for _, t := range tools {
+			slog.Info("tool", "name", t.Name, "inputSchema", string(t.InputSchema))
+		}
+		return nil
+	})
 }
 
 // schemaPreservation sends the inputSchema of json_schema_2020_12_tool, as
 // the session received it, back to the server through json_schema_echo. The
 // server compares it with what it sent: no keyword may be lost on the way.
 func schemaPreservation(ctx context.Context, url string, _ *config) error {
-	sess, err := connect(ctx, url, nil)
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	tools, err := listTools(ctx, sess)
-	if err != nil {
-		return err
-	}
-	for _, t := range tools {
-		if t.Name == "json_schema_2020_12_tool" {
-			_, err := sess.CallTool(ctx, "json_schema_echo", map[string]any{"schema": t.InputSchema})
-			return wrap("tools/call json_schema_echo", err)
+	return withTools(ctx, url, nil, func(sess *client.Session, tools []mcp.Tool) error {
+		for _, t := range tools {
+			if t.Name == "json_schema_2020_12_tool" {
+				_, err := sess.CallTool(ctx, "json_schema_echo", map[string]any{"schema": t.InputSchema})
+				return wrap("tools/call json_schema_echo", err)
+			}
 		}
-	}
-	return errors.New("the server has no json_schema_2020_12_tool")
+		return errors.New("the server has no json_schema_2020_12_tool")
+	})
 }
 
 // requestState calls the four tools of the SEP-2322 client scenario. Two
@@ -309,21 +287,18 @@ func requestState(ctx context.Context, url string, _ *config) error {
 		}
 		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"confirmed": true}}, nil
 	}
-	sess, err := connect(ctx, url, &client.Options{Elicit: confirm})
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	var errs []error
-	for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
-		res, err := sess.CallTool(ctx, name, map[string]any{})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("tools/call %s: %w", name, err))
-			continue
+	return withSession(ctx, url, &client.Options{Elicit: confirm}, func(sess *client.Session) error {
+		var errs []error
+		for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+			res, err := sess.CallTool(ctx, name, map[string]any{})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tools/call %s: %w", name, err))
+				continue
+			}
+			slog.Info("tool result", "tool", name, "text", text(res))
 		}
-		slog.Info("tool result", "tool", name, "text", text(res))
-	}
-	return errors.Join(errs...)
+		return errors.Join(errs...)
+	})
 }
 
 func wrap(what string, err error) error {
