@@ -18,6 +18,7 @@ func newFixture(opts *server.Options) *server.Server {
 		{Name: "echo", Description: "Echo the text argument.", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
 		{Name: "work", Description: "Report progress and log while working.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{Name: "fail", Description: "Fail with an internal error.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "ask", Description: "Ask which region, then answer.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 	}
 	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
 		page, next, err := server.Paginate(tools, p.Cursor, 2)
@@ -51,6 +52,24 @@ func newFixture(opts *server.Options) *server.Server {
 			return mcp.TextResult("done"), nil
 		case "fail":
 			return nil, fmt.Errorf("database password is hunter2")
+		case "ask":
+			// Two rounds: a form elicitation with plaintext state (the
+			// golden files must not depend on a random key), then the answer.
+			if !p.InputResponses.Has("region") {
+				return &mcp.InputRequiredResult{
+					InputRequests: mcp.InputRequests{"region": mcp.NewElicitFormRequest("Which region?", mcp.ElicitRequestedSchema{
+						Properties: map[string]mcp.PrimitiveSchemaDefinition{"region": &mcp.StringSchema{Title: "Region"}},
+						Required:   []string{"region"},
+					})},
+					RequestState: "ask-1",
+				}, nil
+			}
+			answer, err := p.InputResponses.Elicit("region")
+			if err != nil {
+				return nil, server.InvalidParams("Invalid params: %v", err)
+			}
+			region, _ := answer.Content["region"].(string)
+			return mcp.TextResult(string(answer.Action) + " " + region + " state=" + p.RequestState), nil
 		}
 		return nil, server.InvalidParams("Unknown tool: %s", p.Name)
 	})
