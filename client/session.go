@@ -140,7 +140,7 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 	for {
 		meta := s.requestMeta()
 		setMeta(meta)
-		raw, err := json.Marshal(params)
+		raw, err := mcp.Marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("client: encoding %s params: %w", method, err)
 		}

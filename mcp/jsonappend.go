@@ -57,6 +57,21 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	return append(dst[:n], b...), nil
 }
 
+// Marshal returns the JSON encoding of v: exactly the bytes and errors of
+// json.Marshal(v). For the types AppendJSON encodes by hand it costs one
+// allocation, the result, where json.Marshal costs two (it copies what a
+// MarshalJSON method returns after checking it).
+func Marshal(v any) ([]byte, error) {
+	if a, ok := v.(jsonAppender); ok {
+		bp := getEncBuf()
+		if b, err := a.appendJSON((*bp)[:0]); err == nil {
+			return finishEncBuf(bp, b), nil
+		}
+		encBufPool.Put(bp)
+	}
+	return json.Marshal(v)
+}
+
 // appendValue appends the JSON encoding of v, using the hand-written
 // encoders where there is one and json.Marshal elsewhere.
 func appendValue(dst []byte, v any) ([]byte, error) {

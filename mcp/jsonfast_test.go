@@ -273,6 +273,11 @@ func TestAppendJSON(t *testing.T) {
 		case appErr != nil || string(app) != "prefix:"+string(want):
 			t.Errorf("case %d (%T): AppendJSON = %s, %v; want prefix:%s", i, v, app, appErr, want)
 		}
+		// Marshal is json.Marshal, bytes and errors.
+		m, mErr := Marshal(v)
+		if (mErr != nil) != (err != nil) || (mErr != nil && mErr.Error() != err.Error()) || !bytes.Equal(m, got) {
+			t.Errorf("case %d (%T): Marshal = %s, %v; json.Marshal %s, %v", i, v, m, mErr, got, err)
+		}
 		// The value receivers must agree with the pointers.
 		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
 			b, err := json.Marshal(rv.Elem().Interface())

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport"
 )
 
@@ -22,7 +24,18 @@ func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 	conn = jsonrpc.NewConn(t, &jsonrpc.ConnOptions{
 		Logger: s.log,
 		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			return s.Handle(ctx, req, notify)
+			res, err := s.Handle(ctx, req, notify)
+			if err != nil || res == nil {
+				return res, err
+			}
+			// Encoded here, where mcp's encoders are known, rather than by
+			// the connection through encoding/json: one allocation fewer.
+			raw, err := mcp.Marshal(res)
+			if err != nil {
+				s.log.Error("server: encoding a result", "method", req.Method, "err", err)
+				return nil, internalError()
+			}
+			return json.RawMessage(raw), nil
 		}),
 	})
 	close(ready)

@@ -60,11 +60,11 @@ func peekOutgoing(msg []byte) (outgoing, error) {
 		return out, errNotMessage
 	}
 	out.response = false
-	method, ok := jsontext.Unquote(methodRaw)
+	method, ok := unquoteKnown(methodRaw, knownMethods)
 	if !ok || method == "" {
 		return out, errNotMessage
 	}
-	out.method = internMethod(method)
+	out.method = method
 	if idRaw != nil && string(idRaw) != "null" {
 		if err := out.id.UnmarshalJSON(idRaw); err != nil {
 			return out, errNotMessage
@@ -93,8 +93,8 @@ func peekOutgoing(msg []byte) (outgoing, error) {
 	if jsontext.FirstByte(info.meta) == '{' {
 		jsontext.Members(info.meta, func(key, value []byte) {
 			if string(key) == mcp.MetaKeyProtocolVersion {
-				if s, ok := jsontext.Unquote(value); ok {
-					info.version = internVersion(s)
+				if s, ok := unquoteKnown(value, knownVersions); ok {
+					info.version = s
 				}
 			}
 		})
@@ -110,18 +110,20 @@ var knownMethods = []string{
 	jsonrpc.CancelMethod,
 }
 
-func internMethod(m string) string {
-	for _, k := range knownMethods {
-		if m == k {
-			return k
+// knownVersions are the protocol versions whose names are used as they are.
+var knownVersions = []string{string(mcp.LatestVersion)}
+
+// unquoteKnown decodes the JSON string literal lit, returning the entry of
+// known it spells without allocating; only other strings are copied. Every
+// request names its method and version, and most name known ones.
+func unquoteKnown(lit []byte, known []string) (string, bool) {
+	if len(lit) >= 2 && lit[0] == '"' && lit[len(lit)-1] == '"' {
+		inner := lit[1 : len(lit)-1]
+		for _, k := range known {
+			if string(inner) == k {
+				return k, true
+			}
 		}
 	}
-	return m
-}
-
-func internVersion(v string) string {
-	if v == string(mcp.LatestVersion) {
-		return string(mcp.LatestVersion)
-	}
-	return v
+	return jsontext.Unquote(lit)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
 )
 
 // responder answers one request, choosing between the two response shapes
@@ -175,7 +176,7 @@ func (p *responder) finish(res any, err error) {
 		status = statusOf(rpcErr.Code)
 		msg = encodeResponse(p.id, nil, rpcErr)
 	} else {
-		raw, merr := json.Marshal(res)
+		raw, merr := mcp.Marshal(res)
 		if merr != nil {
 			p.log.Error("streamhttp: encoding a result", "err", merr)
 			status = http.StatusInternalServerError
