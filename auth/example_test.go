@@ -1,0 +1,66 @@
+package auth_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport/streamhttp"
+)
+
+// verify stands in for real token validation (a JWT library, an
+// introspection endpoint).
+func verify(token string) (*auth.Info, bool) {
+	if token != "token-of-ada" {
+		return nil, false
+	}
+	return &auth.Info{ClientID: "travel-app", Issuer: "https://as.example", Subject: "ada"}, true
+}
+
+// An HTTP middleware in front of the MCP endpoint validates the bearer token
+// and stores what it proved with auth.WithInfo; handlers (and the
+// requestState boundary, which binds state to this identity) read it with
+// auth.InfoFrom.
+func ExampleWithInfo() {
+	s := server.New(mcp.Implementation{Name: "travel", Version: "1.0.0"}, nil)
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		who := auth.InfoFrom(ctx)
+		return mcp.TextResult("booked for " + who.Subject + " via " + who.ClientID), nil
+	})
+	mcpHandler := streamhttp.NewHandler(s, nil)
+	authenticated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, ok := verify(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r.WithContext(auth.WithInfo(r.Context(), info)))
+	})
+	srv := httptest.NewServer(authenticated)
+	defer srv.Close()
+
+	ctx := context.Background()
+	c := client.New(mcp.Implementation{Name: "travel-client", Version: "1.0.0"}, nil)
+	sess, err := c.Connect(ctx, streamhttp.NewClientTransport(srv.URL, &streamhttp.ClientOptions{
+		Header: http.Header{"Authorization": {"Bearer token-of-ada"}},
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(ctx, "book", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output: booked for ada via travel-app
+}
+

@@ -1,0 +1,42 @@
+package streamhttp_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport/streamhttp"
+)
+
+// A server behind an ordinary http.Server (here httptest's), and a client
+// calling it over Streamable HTTP. The handler keeps no session: any
+// instance behind a load balancer can serve any request.
+func ExampleNewHandler() {
+	s := server.New(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		return mcp.TextResult("Hello over HTTP!"), nil
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	ctx := context.Background()
+	c := client.New(mcp.Implementation{Name: "example-client", Version: "1.0.0"}, nil)
+	sess, err := c.Connect(ctx, streamhttp.NewClientTransport(srv.URL+"/mcp", nil))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(ctx, "greet", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output: Hello over HTTP!
+}
