@@ -63,4 +63,3 @@ func ExampleWithInfo() {
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output: booked for ada via travel-app
 }
-
