@@ -29,6 +29,24 @@
 //	})
 //	err := s.ServeConn(ctx, stdio.ServerConn(nil))
 //
+// # Asking the user: multi-round-trip requests
+//
+// The tools/call, prompts/get and resources/read handlers may return an
+// *mcp.InputRequiredResult instead of their result: requests for the client
+// to fulfil (an elicitation, a sampling, the roots) and a requestState. The
+// client answers and repeats the call; the handler finds the answers in
+// the params' InputResponses (decode one with Elicit, Sample or Roots, as
+// what was asked) and its state in RequestState. The server checks what
+// leaves: only those three methods may return one, only on 2026-07-28
+// requests, never empty, and never asking for more than the client declared
+// on that very request (else -32021 with requiredCapabilities).
+//
+// # What it does not do for you
+//
 // The low-level server has no batteries: nothing is sealed or inferred for
 // you. Tools, prompts and resources are whatever your handlers say they are.
+// requestState in particular crosses the wire as your handler wrote it and
+// comes back as whatever the client sends; one line seals and verifies it:
+//
+//	requeststate.MustProtect(s, nil) // see package requeststate
 package server
