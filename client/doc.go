@@ -27,4 +27,30 @@
 //		if err != nil { ... }
 //		fmt.Println(tool.Name)
 //	}
+//
+// # When the server needs input
+//
+// A server that needs something only the host has (the user's choice, a
+// sampled answer, the client's roots) answers tools/call, prompts/get or
+// resources/read with an input_required result. CallTool, GetPrompt and
+// ReadResource then run the loop for you: they fulfil every request of a
+// round at once with the callbacks in [Options] (Elicit, Sample,
+// ListRoots), repeat the call with the answers and the echoed
+// requestState, and return the final result. The callbacks also decide the
+// capabilities every request declares.
+//
+//	c := client.New(info, &client.Options{
+//		Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+//			return showForm(ctx, p) // the host's UI
+//		},
+//		Loop: &client.LoopOptions{MaxRounds: 5},
+//	})
+//
+// [LoopOptions] bounds the rounds, sets the backoff on rounds that carry
+// only state, and has a hook that sees (and may refuse) every round. To
+// drive the loop yourself — to audit each round, to ask the user elsewhere,
+// to persist a call and resume it in another process — use [Session.Begin],
+// [Session.Fulfil] and [Session.Continue] with the JSON-marshalable
+// [Pending], or [Session.CallToolRound] and its siblings, which send exactly
+// the params you build and return the union.
 package client
