@@ -149,10 +149,12 @@ type InvalidResponseError struct {
 	Err    error
 }
 
+// Error names the method and what was wrong with its response.
 func (e *InvalidResponseError) Error() string {
 	return fmt.Sprintf("client: invalid response to %s: %v", e.Method, e.Err)
 }
 
+// Unwrap returns the decoding error.
 func (e *InvalidResponseError) Unwrap() error { return e.Err }
 
 // asRPCError returns the peer's error object if err is one.

@@ -117,6 +117,7 @@ type InputRequestLimitError struct {
 	Limit int // LoopOptions.MaxInputRequests
 }
 
+// Error says how many inputs were asked for, and the limit.
 func (e *InputRequestLimitError) Error() string {
 	return fmt.Sprintf("client: the server asked for %d inputs in one round, more than the limit of %d (LoopOptions.MaxInputRequests)", e.Count, e.Limit)
 }
@@ -128,6 +129,7 @@ type MissingCallbackError struct {
 	Method string // the kind: elicitation/create, sampling/createMessage or roots/list
 }
 
+// Error names the kind of input and its key.
 func (e *MissingCallbackError) Error() string {
 	return fmt.Sprintf("client: the server asked for %s (input %q), and the client has no callback for it", e.Method, e.Key)
 }
@@ -144,10 +146,12 @@ type CallbackError struct {
 	Err    error
 }
 
+// Error names the input and the callback's error.
 func (e *CallbackError) Error() string {
 	return fmt.Sprintf("client: answering %s (input %q): %v", e.Method, e.Key, e.Err)
 }
 
+// Unwrap returns the callback's error.
 func (e *CallbackError) Unwrap() error { return e.Err }
 
 // Fulfil answers every input request of p with the client's callbacks, all

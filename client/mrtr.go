@@ -218,6 +218,7 @@ type RoundsExceededError struct {
 	Last *Pending
 }
 
+// Error names the call and the limit.
 func (e *RoundsExceededError) Error() string {
 	return fmt.Sprintf("client: %s %s still asks for input after %d rounds", e.Method, e.Target, e.Rounds)
 }
