@@ -65,6 +65,38 @@ type Pending struct {
 	Round int `json:"round"`
 }
 
+// pendingFormat is the format version a Pending is written with. A record
+// of a newer format is refused rather than misread.
+const pendingFormat = 1
+
+// MarshalJSON writes p with its format version ("v"), so that a record
+// persisted today is told apart from one written in a later format.
+func (p Pending) MarshalJSON() ([]byte, error) {
+	type plain Pending
+	return json.Marshal(struct {
+		V int `json:"v"`
+		plain
+	}{pendingFormat, plain(p)})
+}
+
+// UnmarshalJSON reads a Pending of format version 1 (or one written without
+// a version). A record of another version is an error.
+func (p *Pending) UnmarshalJSON(data []byte) error {
+	type plain Pending
+	var w struct {
+		V *int `json:"v"`
+		plain
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	if w.V != nil && *w.V != pendingFormat {
+		return fmt.Errorf("client: a pending call of format version %d; this client reads version %d", *w.V, pendingFormat)
+	}
+	*p = Pending(w.plain)
+	return nil
+}
+
 // NeedsInput reports whether the server asked for anything: a Pending
 // without input requests only wants its state sent back (a server that is
 // not ready yet, or sheds load).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -330,6 +331,19 @@ func TestPendingJSONRoundTrip(t *testing.T) {
 				again, err := json.Marshal(&back)
 				if err != nil || string(again) != string(data) {
 					t.Errorf("the copy encodes as\n%s\nnot\n%s (%v)", again, data, err)
+				}
+				// The record names its format; another format is refused,
+				// a record without one is read as the first.
+				if !strings.HasPrefix(string(data), `{"v":1,`) {
+					t.Errorf("the record does not start with its format version: %s", data)
+				}
+				var other client.Pending
+				if err := json.Unmarshal([]byte(strings.Replace(string(data), `"v":1`, `"v":2`, 1)), &other); err == nil {
+					t.Error("a record of format version 2 was read")
+				}
+				var unversioned client.Pending
+				if err := json.Unmarshal([]byte(`{`+strings.TrimPrefix(string(data), `{"v":1,`)), &unversioned); err != nil || !reflect.DeepEqual(&unversioned, p) {
+					t.Errorf("a record without a version: %+v, %v", unversioned, err)
 				}
 				// The requests are what the server sent.
 				var sent, kept struct {
