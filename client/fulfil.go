@@ -41,6 +41,12 @@ type LoopOptions struct {
 	// MaxBackoff caps every such wait, the first one included. Default:
 	// 250ms, or Backoff when that is longer.
 	MaxBackoff time.Duration
+	// RoundTimeout, when positive, bounds each request the loop sends to
+	// the server (the first call and every retry), not the time callbacks
+	// take to answer: a server that hangs on one round ends the call with a
+	// *RoundTimeoutError. Default: none; the call's context bounds the
+	// whole call.
+	RoundTimeout time.Duration
 	// MaxInputRequests is how many input requests one round may carry; a
 	// round with more fails with an *InputRequestLimitError before any
 	// callback runs, since the client would run a callback for each at
@@ -56,6 +62,7 @@ type LoopOptions struct {
 type loopPolicy struct {
 	maxRounds                int
 	maxInputRequests         int
+	roundTimeout             time.Duration
 	firstBackoff, maxBackoff time.Duration
 	onRound                  func(context.Context, *Pending) error
 }
@@ -71,6 +78,7 @@ func newLoopPolicy(o *LoopOptions) loopPolicy {
 	if o.MaxInputRequests > 0 {
 		p.maxInputRequests = o.MaxInputRequests
 	}
+	p.roundTimeout = max(o.RoundTimeout, 0)
 	// What the caller sets wins over the defaults, and MaxBackoff caps
 	// every wait: Backoff alone raises the default cap if it has to,
 	// MaxBackoff alone lowers the default first wait if it has to.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/parley-mcp/parley/mcp"
 )
@@ -203,7 +204,9 @@ func (s *Session) ReadResourceRound(ctx context.Context, p *mcp.ReadResourceRequ
 // and with backoff on rounds that only carry state.
 func (s *Session) run(ctx context.Context, call *Call) (mcp.AnyResult, error) {
 	pol := s.client.loop
-	res, p, err := s.Begin(ctx, call)
+	res, p, err := s.timedRound(ctx, call, 1, func(ctx context.Context) (mcp.AnyResult, *Pending, error) {
+		return s.Begin(ctx, call)
+	})
 	stateOnly := 0 // consecutive rounds that carried only state
 	for err == nil && p != nil {
 		if p.Round > pol.maxRounds {
@@ -226,10 +229,48 @@ func (s *Session) run(ctx context.Context, call *Call) (mcp.AnyResult, error) {
 			}
 			stateOnly++
 		}
-		res, p, err = s.Continue(ctx, p, responses)
+		last := p
+		res, p, err = s.timedRound(ctx, call, last.Round+1, func(ctx context.Context) (mcp.AnyResult, *Pending, error) {
+			return s.Continue(ctx, last, responses)
+		})
 	}
 	return res, err
 }
+
+// timedRound sends one round within LoopOptions.RoundTimeout, if set.
+func (s *Session) timedRound(ctx context.Context, call *Call, round int, send func(context.Context) (mcp.AnyResult, *Pending, error)) (mcp.AnyResult, *Pending, error) {
+	d := s.client.loop.roundTimeout
+	if d <= 0 {
+		return send(ctx)
+	}
+	rctx, cancel := context.WithTimeoutCause(ctx, d, errRoundTimeout)
+	defer cancel()
+	res, p, err := send(rctx)
+	if err != nil && ctx.Err() == nil && context.Cause(rctx) == errRoundTimeout {
+		return nil, nil, &RoundTimeoutError{Method: call.Method, Target: call.target(), Round: round, Timeout: d}
+	}
+	return res, p, err
+}
+
+var errRoundTimeout = errors.New("client: round timeout")
+
+// RoundTimeoutError is returned when the server takes longer than
+// LoopOptions.RoundTimeout to answer one request of the loop. It matches
+// context.DeadlineExceeded with errors.Is.
+type RoundTimeoutError struct {
+	Method  string        // the call's method
+	Target  string        // the tool or prompt name, or the resource URI
+	Round   int           // the request that timed out: 1 for the first call
+	Timeout time.Duration // LoopOptions.RoundTimeout
+}
+
+// Error names the call, the request and the limit.
+func (e *RoundTimeoutError) Error() string {
+	return fmt.Sprintf("client: %s %s: request %d got no answer within %v (LoopOptions.RoundTimeout)", e.Method, e.Target, e.Round, e.Timeout)
+}
+
+// Is makes errors.Is(err, context.DeadlineExceeded) match.
+func (e *RoundTimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 func (c *Call) target() string {
 	if c.Method == mcp.MethodReadResource {

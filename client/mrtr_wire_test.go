@@ -869,3 +869,35 @@ func TestMissingResultTypeIsComplete(t *testing.T) {
 		})
 	}
 }
+
+// LoopOptions.RoundTimeout bounds each request the loop sends, not the
+// callbacks: a slow callback is fine, a server that does not answer a
+// retry ends the call with a *RoundTimeoutError naming the request.
+func TestRoundTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := &client.Options{
+			ListRoots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+				time.Sleep(time.Minute) // the user takes a while: virtual time
+				return listRoots("file:///work")(ctx)
+			},
+			Loop: &client.LoopOptions{RoundTimeout: 10 * time.Second},
+		}
+		sess, f := dialFake(t, newClient(opts))
+		start := time.Now()
+		done := async(func() error { _, err := sess.CallTool(context.Background(), "slow", nil); return err })
+		m := f.expect(mcp.MethodCallTool)
+		f.reply(m.ID, endless(1)) // round 1 answered at once
+		f.expect(mcp.MethodCallTool) // the retry, after the minute-long callback; never answered
+		err := <-done
+		var te *client.RoundTimeoutError
+		if !errors.As(err, &te) || te.Round != 2 || te.Target != "slow" || te.Timeout != 10*time.Second {
+			t.Fatalf("error %v (%T), want a *RoundTimeoutError for request 2", err, err)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%v does not match context.DeadlineExceeded", err)
+		}
+		if got := time.Since(start); got != time.Minute+10*time.Second {
+			t.Errorf("the call ended after %v, want the callback's minute plus the round's 10s", got)
+		}
+	})
+}
