@@ -886,7 +886,7 @@ func TestRoundTimeout(t *testing.T) {
 		start := time.Now()
 		done := async(func() error { _, err := sess.CallTool(context.Background(), "slow", nil); return err })
 		m := f.expect(mcp.MethodCallTool)
-		f.reply(m.ID, endless(1)) // round 1 answered at once
+		f.reply(m.ID, endless(1))    // round 1 answered at once
 		f.expect(mcp.MethodCallTool) // the retry, after the minute-long callback; never answered
 		err := <-done
 		var te *client.RoundTimeoutError
