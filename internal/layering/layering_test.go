@@ -1,0 +1,81 @@
+// Package layering holds a test of the module's import graph: the rules of
+// docs/design/001-layout.md, checked rather than hoped for.
+package layering
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/parley-mcp/parley/"
+
+// allowed lists, for every library package, the module's packages its
+// non-test files may import. Examples and the conformance fixtures may
+// import anything. A package missing here fails the test: add it, and
+// decide where it sits.
+var allowed = map[string][]string{
+	"auth":                 {},
+	"internal/jsontext":    {},
+	"transport":            {},
+	"jsonrpc":              {"internal/jsontext", "transport"},
+	"mcp":                  {"jsonrpc"},
+	"transport/stdio":      {"transport"},
+	"server":               {"internal/jsontext", "jsonrpc", "mcp", "transport"},
+	"client":               {"internal/jsontext", "jsonrpc", "mcp", "transport"},
+	"transport/streamhttp": {"internal/jsontext", "jsonrpc", "mcp", "server", "transport"},
+	"requeststate":         {"auth", "jsonrpc", "mcp", "server"},
+	"internal/spectest":    {"mcp"},
+	"internal/layering":    {},
+}
+
+func TestImportGraph(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		name := d.Name()
+		if rel != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+			return filepath.SkipDir
+		}
+		if rel == "examples" || rel == "conformance" {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if err != nil {
+			return nil // no Go files here (or only tests)
+		}
+		seen++
+		rules, ok := allowed[rel]
+		if !ok {
+			t.Errorf("package %s is not in the layering rules; add it to allowed", rel)
+			return nil
+		}
+		for _, imp := range pkg.Imports {
+			dep, ours := strings.CutPrefix(imp, module)
+			if ours && !slices.Contains(rules, dep) {
+				t.Errorf("%s imports %s, which its layer may not (allowed: %v)", rel, dep, rules)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < len(allowed)-1 { // internal/layering has only this test
+		t.Errorf("found %d packages, the rules name %d: a package has moved or gone", seen, len(allowed))
+	}
+}
