@@ -3,9 +3,13 @@
 package layering
 
 import (
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -77,5 +81,46 @@ func TestImportGraph(t *testing.T) {
 	}
 	if seen < len(allowed)-1 { // internal/layering has only this test
 		t.Errorf("found %d packages, the rules name %d: a package has moved or gone", seen, len(allowed))
+	}
+}
+
+// TestNoVersionStrings keeps protocol-generation differences behind
+// mcp.ProtocolVersion: outside mcp/version.go no library code spells a
+// protocol version (a date) as a string literal.
+func TestNoVersionStrings(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := regexp.MustCompile(`^"\d{4}-\d{2}-\d{2}"$`)
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "examples" || rel == "conformance") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || rel == "mcp/version.go" {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && date.MatchString(lit.Value) {
+				t.Errorf("%s spells the protocol version %s; use the mcp.ProtocolVersion constants and methods", rel, lit.Value)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
