@@ -333,87 +333,69 @@ func (r *InputRequiredResult) appendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
 	}
-	dst = append(dst, '{')
-	var err error
+	w := objAppender{buf: dst}
 	if r.Meta != nil {
-		dst = append(dst, `"_meta":`...)
-		if dst, err = r.Meta.appendJSON(dst); err != nil {
-			return dst, err
+		if err := w.value("_meta", r.Meta); err != nil {
+			return w.buf, err
 		}
-		dst = append(dst, ',')
 	}
-	dst = append(dst, `"resultType":"input_required"`...)
+	w.str("resultType", string(ResultTypeInputRequired))
 	if len(r.InputRequests) > 0 {
-		dst = append(dst, `,"inputRequests":`...)
-		if dst, err = appendSortedMap(dst, r.InputRequests, appendInputRequest); err != nil {
-			return dst, err
+		w.key("inputRequests")
+		var err error
+		if w.buf, err = appendSortedMap(w.buf, r.InputRequests, appendInputRequest); err != nil {
+			return w.buf, err
 		}
 	}
-	if r.RequestState != "" {
-		dst = append(dst, `,"requestState":`...)
-		dst = appendJSONString(dst, r.RequestState)
-	}
-	return append(dst, '}'), nil
+	w.str("requestState", r.RequestState)
+	return w.finish(), nil
 }
 
 func appendInputRequest(dst []byte, r InputRequest) ([]byte, error) {
 	if e, ok := r.(*ElicitRequest); ok && e != nil {
 		if p, ok := e.Params.(*ElicitRequestFormParams); ok && p != nil && len(p.Meta) == 0 {
-			dst = append(dst, `{"method":"elicitation/create","params":{`...)
-			if p.Mode != "" {
-				dst = append(dst, `"mode":`...)
-				dst = appendJSONString(dst, string(p.Mode))
-				dst = append(dst, ',')
+			dst = append(dst, `{"method":"elicitation/create","params":`...)
+			w := objAppender{buf: dst}
+			w.str("mode", string(p.Mode))
+			w.key("message")
+			w.buf = appendJSONString(w.buf, p.Message)
+			if err := w.value("requestedSchema", &p.RequestedSchema); err != nil {
+				return w.buf, err
 			}
-			dst = append(dst, `"message":`...)
-			dst = appendJSONString(dst, p.Message)
-			dst = append(dst, `,"requestedSchema":`...)
-			var err error
-			if dst, err = p.RequestedSchema.appendJSON(dst); err != nil {
-				return dst, err
-			}
-			return append(dst, '}', '}'), nil
+			return append(w.finish(), '}'), nil
 		}
 	}
-	return appendMarshaled(dst, r)
-}
-
-// appendMarshaled appends json.Marshal(v) as encoding/json embeds a
-// Marshaler's output (compacted and HTML-escaped; nil as null).
-func appendMarshaled(dst []byte, v any) ([]byte, error) {
-	if v == nil {
-		return append(dst, "null"...), nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return dst, err
-	}
-	return appendCompactJSON(dst, b)
+	return appendMarshal(dst, r)
 }
 
 // appendJSON appends s as its MarshalJSON writes it.
 func (s *ElicitRequestedSchema) appendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"type":"object"`...)
-	if s.Schema != "" {
-		dst = append(dst, `,"$schema":`...)
-		dst = appendJSONString(dst, s.Schema)
-	}
-	dst = append(dst, `,"properties":`...)
-	dst, err := appendSortedMap(dst, s.Properties, appendFieldSchema)
-	if err != nil {
-		return dst, err
+	w := objAppender{buf: dst}
+	w.str("type", "object")
+	w.str("$schema", s.Schema)
+	w.key("properties")
+	var err error
+	if w.buf, err = appendSortedMap(w.buf, s.Properties, appendFieldSchema); err != nil {
+		return w.buf, err
 	}
 	if len(s.Required) > 0 {
-		dst = append(dst, `,"required":[`...)
-		for i, r := range s.Required {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, r)
-		}
-		dst = append(dst, ']')
+		w.key("required")
+		w.buf = appendStrings(w.buf, s.Required)
 	}
-	return append(dst, '}'), nil
+	return w.finish(), nil
+}
+
+// appendStrings appends a list of strings; nil is an empty list (callers
+// that must write null for nil check first).
+func appendStrings(dst []byte, list []string) []byte {
+	dst = append(dst, '[')
+	for i, v := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, v)
+	}
+	return append(dst, ']')
 }
 
 func appendFieldSchema(dst []byte, d PrimitiveSchemaDefinition) ([]byte, error) {
@@ -427,25 +409,20 @@ func appendFieldSchema(dst []byte, d PrimitiveSchemaDefinition) ([]byte, error) 
 			return s.appendJSON(dst), nil
 		}
 	}
-	return appendMarshaled(dst, d)
+	return appendMarshal(dst, d)
 }
 
 // appendJSON appends s as its MarshalJSON writes it.
 func (s *BooleanSchema) appendJSON(dst []byte) []byte {
-	dst = append(dst, `{"type":"boolean"`...)
-	if s.Title != "" {
-		dst = append(dst, `,"title":`...)
-		dst = appendJSONString(dst, s.Title)
-	}
-	if s.Description != "" {
-		dst = append(dst, `,"description":`...)
-		dst = appendJSONString(dst, s.Description)
-	}
+	w := objAppender{buf: dst}
+	w.str("type", "boolean")
+	w.str("title", s.Title)
+	w.str("description", s.Description)
 	if s.Default != nil {
-		dst = append(dst, `,"default":`...)
-		dst = strconv.AppendBool(dst, *s.Default)
+		w.key("default")
+		w.buf = strconv.AppendBool(w.buf, *s.Default)
 	}
-	return append(dst, '}')
+	return w.finish()
 }
 
 // appendJSON appends r as its MarshalJSON writes it, so that AppendJSON
@@ -460,32 +437,21 @@ func (r *ElicitRequest) appendJSON(dst []byte) ([]byte, error) {
 
 // appendJSON appends s as its MarshalJSON writes it.
 func (s *StringSchema) appendJSON(dst []byte) []byte {
-	dst = append(dst, `{"type":"string"`...)
-	if s.Title != "" {
-		dst = append(dst, `,"title":`...)
-		dst = appendJSONString(dst, s.Title)
-	}
-	if s.Description != "" {
-		dst = append(dst, `,"description":`...)
-		dst = appendJSONString(dst, s.Description)
-	}
+	w := objAppender{buf: dst}
+	w.str("type", "string")
+	w.str("title", s.Title)
+	w.str("description", s.Description)
 	if s.MinLength != nil {
-		dst = append(dst, `,"minLength":`...)
-		dst = strconv.AppendInt(dst, int64(*s.MinLength), 10)
+		w.key("minLength")
+		w.buf = strconv.AppendInt(w.buf, int64(*s.MinLength), 10)
 	}
 	if s.MaxLength != nil {
-		dst = append(dst, `,"maxLength":`...)
-		dst = strconv.AppendInt(dst, int64(*s.MaxLength), 10)
+		w.key("maxLength")
+		w.buf = strconv.AppendInt(w.buf, int64(*s.MaxLength), 10)
 	}
-	if s.Format != "" {
-		dst = append(dst, `,"format":`...)
-		dst = appendJSONString(dst, string(s.Format))
-	}
-	if s.Default != "" {
-		dst = append(dst, `,"default":`...)
-		dst = appendJSONString(dst, s.Default)
-	}
-	return append(dst, '}')
+	w.str("format", string(s.Format))
+	w.str("default", s.Default)
+	return w.finish()
 }
 
 var elicitResultFields = []string{"action", "content", "_meta"}
@@ -613,16 +579,17 @@ func (r *ElicitResult) appendJSON(dst []byte) ([]byte, error) {
 		}
 		return append(dst, b...), nil
 	}
-	dst = append(dst, `{"action":`...)
-	dst = appendJSONString(dst, string(r.Action))
+	w := objAppender{buf: dst}
+	w.key("action")
+	w.buf = appendJSONString(w.buf, string(r.Action))
 	if len(r.Content) > 0 {
-		dst = append(dst, `,"content":`...)
+		w.key("content")
 		var err error
-		if dst, err = appendSortedMap(dst, r.Content, appendFormValue); err != nil {
-			return dst, err
+		if w.buf, err = appendSortedMap(w.buf, r.Content, appendFormValue); err != nil {
+			return w.buf, err
 		}
 	}
-	return append(dst, '}'), nil
+	return w.finish(), nil
 }
 
 func appendFormValue(dst []byte, v any) ([]byte, error) {
@@ -637,18 +604,7 @@ func appendFormValue(dst []byte, v any) ([]byte, error) {
 		if v == nil {
 			return append(dst, "null"...), nil
 		}
-		dst = append(dst, '[')
-		for i, s := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, s)
-		}
-		return append(dst, ']'), nil
+		return appendStrings(dst, v), nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
+	return appendMarshal(dst, v)
 }
