@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -196,16 +197,11 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 	if len(keys) == 1 && ctx.Done() == nil {
 		// One callback and a context that never ends: nothing to run
 		// alongside it and nothing to return early for, so it runs here.
-		k, r := keys[0], reqs[0]
-		res, err := s.client.answer(ctx, r)
-		if err == nil {
-			var responses mcp.InputResponses
-			if err = responses.Set(k, res); err == nil {
-				return responses, nil
-			}
-			err = fmt.Errorf("encoding the answer: %w", err)
+		raw, err := s.client.fulfilOne(ctx, keys[0], reqs[0])
+		if err != nil {
+			return nil, err
 		}
-		return nil, &CallbackError{Key: k, Method: r.Method(), Err: err}
+		return mcp.InputResponses{keys[0]: raw}, nil
 	}
 	// The first callback to fail cancels the others, and its error is the
 	// cause of cctx.
@@ -213,7 +209,7 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 	defer cancel(nil)
 	type answer struct {
 		key string
-		res mcp.InputResponse
+		raw json.RawMessage
 		err error
 	}
 	answers := make(chan answer, len(keys)) // never blocks a callback
@@ -228,12 +224,11 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 					cancel(&callbackPanic{value: v})
 				}
 			}()
-			res, err := s.client.answer(cctx, r)
+			raw, err := s.client.fulfilOne(cctx, k, r)
 			if err != nil {
-				err = &CallbackError{Key: k, Method: r.Method(), Err: err}
 				cancel(err)
 			}
-			answers <- answer{k, res, err}
+			answers <- answer{k, raw, err}
 		}()
 	}
 	responses := make(mcp.InputResponses, len(keys))
@@ -241,11 +236,7 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 		select {
 		case a := <-answers:
 			if a.err == nil {
-				if err := responses.Set(a.key, a.res); err != nil {
-					err = &CallbackError{Key: a.key, Method: p.InputRequests[a.key].Method(), Err: fmt.Errorf("encoding the answer: %w", err)}
-					cancel(err)
-					return nil, err
-				}
+				responses[a.key] = a.raw
 				continue
 			}
 		case <-cctx.Done():
@@ -270,6 +261,20 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 type callbackPanic struct{ value any }
 
 func (p *callbackPanic) Error() string { return fmt.Sprintf("client: callback panicked: %v", p.value) }
+
+// fulfilOne runs the callback for the input request r under key and
+// encodes its answer. Any failure is a *CallbackError.
+func (c *Client) fulfilOne(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
+	res, err := c.answer(ctx, r)
+	if err == nil {
+		var raw []byte
+		if raw, err = mcp.Marshal(res); err == nil {
+			return raw, nil
+		}
+		err = fmt.Errorf("encoding the answer: %w", err)
+	}
+	return nil, &CallbackError{Key: key, Method: r.Method(), Err: err}
+}
 
 func (c *Client) canAnswer(r mcp.InputRequest) bool {
 	switch r.(type) {

@@ -460,3 +460,32 @@ func TestFulfilInputRequestLimit(t *testing.T) {
 		t.Errorf("%d callbacks ran", n)
 	}
 }
+
+// An answer that cannot be encoded fails the round as the callback's error,
+// naming the input, on the single-request path and the batched one.
+func TestFulfilUnencodableAnswer(t *testing.T) {
+	for _, batched := range []bool{false, true} {
+		opts := &client.Options{
+			Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"f": func() {}}}, nil
+			},
+			ListRoots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+				return &mcp.ListRootsResult{Roots: []mcp.Root{}}, nil
+			},
+		}
+		sess, _ := connect(t, newClient(opts), mrtrServer())
+		call, err := client.ToolCall("t", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &client.Pending{Call: *call, InputRequests: mcp.InputRequests{"who": mcp.NewElicitFormRequest("Who?", mcp.ElicitRequestedSchema{})}, Round: 1}
+		if batched {
+			p.InputRequests["roots"] = mcp.NewListRootsRequest()
+		}
+		_, err = sess.Fulfil(context.Background(), p)
+		var ce *client.CallbackError
+		if !errors.As(err, &ce) || ce.Key != "who" || ce.Method != mcp.MethodElicit || !strings.Contains(err.Error(), "encoding the answer") {
+			t.Errorf("batched=%v: %v, want a *CallbackError for who", batched, err)
+		}
+	}
+}

@@ -246,20 +246,9 @@ func (m InputResponses) Roots(key string) (*ListRootsResult, error) {
 // Set stores the JSON encoding of an answer under key, allocating the map
 // if needed.
 func (m *InputResponses) Set(key string, r InputResponse) error {
-	var b []byte
-	var err error
-	if e, ok := r.(*ElicitResult); ok && e != nil {
-		bp := getEncBuf()
-		if b, err = e.appendJSON((*bp)[:0]); err == nil {
-			b = finishEncBuf(bp, b)
-		} else {
-			encBufPool.Put(bp)
-		}
-	}
-	if b == nil {
-		if b, err = json.Marshal(r); err != nil {
-			return err
-		}
+	b, err := Marshal(r)
+	if err != nil {
+		return err
 	}
 	if *m == nil {
 		*m = make(InputResponses)
