@@ -1,6 +1,7 @@
 package requeststate
 
 import (
+	"encoding/base64"
 	"errors"
 	"sort"
 	"sync"
@@ -109,3 +110,25 @@ var questionBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); retur
 
 // maxPooledQuestion bounds the buffers kept in questionBufs.
 const maxPooledQuestion = 64 << 10
+
+// QuestionDigest returns a short, stable name of q as it goes on the wire:
+// the digest the boundary pins each round's questions to (see [Asked]),
+// as unpadded base64url. Two renderings of a question have the same digest
+// exactly when they are the same question (the same kind, message, schema
+// and parameters, however their JSON is spelled); a reworded message or a
+// changed schema gives another.
+//
+// Code that records answers across rounds (the high-level server keeps
+// every answer of a call in its sealed state) stores the digest with each
+// answer and reuses the answer only while the question still digests the
+// same.
+func QuestionDigest(q mcp.InputRequest) (string, error) {
+	if q == nil {
+		return "", errors.New("requeststate: nil question")
+	}
+	d, err := questionDigest(q)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(d[:]), nil
+}

@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"client":               {"internal/jsontext", "jsonrpc", "mcp", "transport"},
 	"transport/streamhttp": {"internal/jsontext", "jsonrpc", "mcp", "server", "transport"},
 	"requeststate":         {"auth", "jsonrpc", "mcp", "server"},
+	"mcpserver":            {"auth", "jsonrpc", "mcp", "requeststate", "server", "transport", "transport/streamhttp"},
 	"internal/spectest":    {"mcp"},
 	"internal/layering":    {},
 }

@@ -1,0 +1,62 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+)
+
+// Call is what a tool, prompt or resource-template function knows about
+// the request it serves, beyond its typed arguments.
+//
+// Through the embedded *server.Request it has the request's protocol
+// version, the capabilities and info the client declared on it, and ways
+// to talk back while serving: Progress, Log and Notify. Cancellation is
+// the function's ctx.
+//
+// A function that builds its InputRequiredResult by hand reads the retry
+// with InputResponses and RequestState. A registration that declares
+// questions reads their answers with the questions' own accessors
+// ([ElicitQuestion.Get], [SampleQuestion.Get], [RootsQuestion.Get]).
+type Call struct {
+	*server.Request
+
+	auth      *auth.Info
+	responses mcp.InputResponses
+	state     string
+	answers   map[*question]*answer
+	owner     string // "tool \"x\"", for messages
+}
+
+// answer is the value a question resolved to in this call.
+type answer struct {
+	action mcp.ElicitAction // elicitations only
+	value  any              // the typed value; nil unless accepted
+}
+
+func newCall(ctx context.Context, req *server.Request, owner string) *Call {
+	return &Call{Request: req, auth: auth.InfoFrom(ctx), owner: owner}
+}
+
+// Auth returns the validated identity of the caller, or nil when the
+// request was not authenticated (or authentication ended outside this
+// process).
+func (c *Call) Auth() *auth.Info { return c.auth }
+
+// InputResponses returns the answers the client sent to the previous
+// round's inputRequests, by key; nil on the first round. Only answers to
+// questions the previous round asked reach here: the requestState
+// boundary drops the rest. Read them with the typed accessors
+// (InputResponses.Elicit, Sample, Roots), which check an answer's shape.
+//
+// For a registration that declares questions, the answers belong to the
+// SDK and this returns nil.
+func (c *Call) InputResponses() mcp.InputResponses { return c.responses }
+
+// RequestState returns the plaintext requestState the previous round
+// returned, verified by the server's seal; "" on the first round. For a
+// registration that declares questions it is "": the SDK keeps its own
+// state.
+func (c *Call) RequestState() string { return c.state }

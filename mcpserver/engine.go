@@ -1,0 +1,241 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/requeststate"
+)
+
+// The engine runs a registration's questions: it works out which are
+// answered (recorded in the sealed state, or answered just now), which can
+// be asked now (everything they depend on is answered) and which must
+// wait, and hands the askable ones to an asker.
+//
+// How questions reach the client is the asker's business. Under
+// 2026-07-28 there is no back-channel: the multi-round-trip asker suspends
+// the call, and the engine answers the request with an InputRequiredResult
+// whose sealed state records every answer so far; the client's retry
+// re-enters the engine. A back-channel asker (a 2025-11-25 session) can
+// instead send the questions and wait for the answers, and the engine
+// carries on within the same request. Either way the same questions are
+// rendered, checked and recorded by the same code, and the body sees the
+// same typed values.
+
+// asker puts one round of questions to the client.
+type asker interface {
+	// ask returns the answers by key, or errSuspend when the answers will
+	// come with a later request (the multi-round-trip asker).
+	ask(ctx context.Context, c *Call, questions mcp.InputRequests) (mcp.InputResponses, error)
+}
+
+// errSuspend: the round goes to the client as an InputRequiredResult.
+var errSuspend = errors.New("mcpserver: round suspended for the client")
+
+// mrtrAsker asks by returning an InputRequiredResult.
+type mrtrAsker struct{}
+
+func (mrtrAsker) ask(context.Context, *Call, mcp.InputRequests) (mcp.InputResponses, error) {
+	return nil, errSuspend
+}
+
+// maxEngineRounds bounds the rounds one request may run with a
+// back-channel asker; the question graph is finite, so only a
+// misbehaving asker reaches it.
+const maxEngineRounds = 64
+
+// resolve answers the plan's questions for one request. It returns nil
+// when every question is answered (the answers are in c), an
+// InputRequiredResult when the client must answer more first, or an
+// error: a *QuestionError, a capability error, or an internal one.
+//
+// responses and state are the request's inputResponses and its verified,
+// plaintext requestState. An answer in responses counts only if the
+// previous round asked exactly the question as it renders now
+// (requeststate.Asked); a record in state counts only for a question
+// asked in this call whose rendering still has the recorded digest. So a
+// client can neither slip in an answer to a question it was not asked,
+// nor make a stale answer stand for a reworded question.
+func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.InputResponses, state string, a asker) (*mcp.InputRequiredResult, error) {
+	recorded := decodeState(state)
+	asked := func(key string, q mcp.InputRequest) bool { return requeststate.Asked(ctx, key, q) }
+	kept := make(map[string]*record, len(p.order))
+	c.answers = make(map[*question]*answer, len(p.order))
+	for round := 0; ; round++ {
+		var pending mcp.InputRequests
+		var digests map[string]string
+		for _, q := range p.order {
+			if c.answers[q] != nil || !answered(c, q.after) {
+				continue
+			}
+			var rendered mcp.InputRequest
+			err := guardErr(func() (err error) { rendered, err = q.render(in, c); return })
+			if err != nil {
+				return nil, renderError(p.owner, q.key, err)
+			}
+			digest, err := requeststate.QuestionDigest(rendered)
+			if err != nil {
+				return nil, renderError(p.owner, q.key, err)
+			}
+			if rec := recorded[q.key]; rec != nil && rec.Q == digest {
+				if ans, ok := q.restore(rec, rendered); ok {
+					if err := p.settle(c, q, rec, ans, kept); err != nil {
+						return nil, err
+					}
+					continue
+				}
+			}
+			if raw, ok := responses[q.key]; ok && asked(q.key, rendered) {
+				rec, err := q.consume(raw, rendered)
+				if err != nil {
+					return nil, &QuestionError{Owner: p.owner, Key: q.key, Err: err}
+				}
+				rec.Q = digest
+				ans, ok := q.restore(rec, rendered)
+				if !ok {
+					return nil, &QuestionError{Owner: p.owner, Key: q.key, Err: ErrSchemaMismatch}
+				}
+				if err := p.settle(c, q, rec, ans, kept); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if pending == nil {
+				pending = make(mcp.InputRequests)
+				digests = make(map[string]string)
+			}
+			pending[q.key] = rendered
+			digests[q.key] = digest
+		}
+		if len(pending) == 0 {
+			return nil, nil
+		}
+		if err := p.gate(c, pending); err != nil {
+			return nil, err
+		}
+		if round >= maxEngineRounds {
+			return nil, fmt.Errorf("mcpserver: %s: questions still open after %d rounds", p.owner, round)
+		}
+		got, err := a.ask(ctx, c, pending)
+		if errors.Is(err, errSuspend) {
+			return &mcp.InputRequiredResult{InputRequests: pending, RequestState: encodeState(kept)}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		// The answers a back-channel brings answer exactly what it was
+		// just asked.
+		responses, recorded = got, nil
+		asked = func(key string, q mcp.InputRequest) bool {
+			d, ok := digests[key]
+			if !ok {
+				return false
+			}
+			now, err := requeststate.QuestionDigest(q)
+			return err == nil && now == d
+		}
+	}
+}
+
+// settle stores an answer, keeps its record for the next round, and ends
+// the call when the user declined a question that does not allow it.
+func (p *plan) settle(c *Call, q *question, rec *record, ans *answer, kept map[string]*record) error {
+	if q.method == mcp.MethodElicit && ans.action != mcp.ActionAccept && !q.allowDecline {
+		return &QuestionError{Owner: p.owner, Key: q.key, Action: ans.action}
+	}
+	c.answers[q] = ans
+	kept[q.key] = rec
+	return nil
+}
+
+func answered(c *Call, qs []*question) bool {
+	for _, q := range qs {
+		if c.answers[q] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// gate refuses a round the client declared no capability for, naming the
+// questions that need what it lacks.
+func (p *plan) gate(c *Call, pending mcp.InputRequests) error {
+	caps := c.ClientCapabilities()
+	missing := caps.MissingFor(pending)
+	if missing == nil {
+		return nil
+	}
+	var keys []string
+	for k, r := range pending {
+		if !caps.Allows(r) {
+			keys = append(keys, fmt.Sprintf("%q", k))
+		}
+	}
+	sort.Strings(keys)
+	e := mcp.NewMissingRequiredClientCapabilityError(missing)
+	e.Message = fmt.Sprintf("%s (needed by question %s of %s)", e.Message, strings.Join(keys, ", "), p.owner)
+	return e
+}
+
+func renderError(owner, key string, err error) error {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return err
+	}
+	return fmt.Errorf("mcpserver: %s: rendering question %q: %w", owner, key, err)
+}
+
+// record is what the sealed state keeps of one answered question: the
+// answer as the client gave it (so that it is decoded the same way every
+// round) and the digest of the question it answered.
+type record struct {
+	Action mcp.ElicitAction `json:"a,omitempty"` // elicitations
+	Data   json.RawMessage  `json:"d,omitempty"` // accepted content, sampled result, roots
+	Q      string           `json:"q"`
+}
+
+// stateVersion is the format of the engine's plaintext state. A state of
+// another version (a rolling deploy) reads as no progress: the questions
+// are asked again.
+const stateVersion = 1
+
+type engineState struct {
+	V int                `json:"v"`
+	O map[string]*record `json:"o,omitempty"`
+}
+
+// decodeState reads the engine's state; anything unreadable is no
+// progress, never an error: the state was verified by the seal, so an
+// unreadable one comes from another release of the server.
+func decodeState(s string) map[string]*record {
+	if s == "" {
+		return nil
+	}
+	var st engineState
+	if err := json.Unmarshal([]byte(s), &st); err != nil || st.V != stateVersion {
+		return nil
+	}
+	for k, r := range st.O {
+		if r == nil || r.Q == "" {
+			delete(st.O, k)
+		}
+	}
+	return st.O
+}
+
+// encodeState writes the records of the answered questions. The state is
+// never empty, so that the boundary always seals it, and with it the
+// digests of the questions asked this round.
+func encodeState(kept map[string]*record) string {
+	b, err := json.Marshal(engineState{V: stateVersion, O: kept})
+	if err != nil { // records hold only valid JSON; cannot happen
+		return `{"v":1}`
+	}
+	return string(b)
+}

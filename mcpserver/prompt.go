@@ -1,0 +1,164 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+)
+
+// PromptHandler is the body of a prompt. In is map[string]string or a
+// struct of string fields (the prompt's arguments); Out is
+// *mcp.GetPromptResult, or mcp.GetPromptOutcome for a prompt that builds
+// its InputRequiredResult by hand.
+type PromptHandler[In, Out any] func(ctx context.Context, call *Call, in In) (Out, error)
+
+type promptEntry struct {
+	prompt mcp.Prompt
+	get    func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error)
+}
+
+var (
+	promptResultType  = reflect.TypeFor[*mcp.GetPromptResult]()
+	promptOutcomeType = reflect.TypeFor[mcp.GetPromptOutcome]()
+)
+
+// AddPrompt registers a prompt, or replaces the prompt of the same name.
+// When p declares no Arguments and In is a struct, the arguments are
+// derived from In's fields. A prompts/get that lacks a required argument
+// is refused with an invalid-params error naming it.
+//
+// questions are asked before the body runs, exactly as for a tool (see
+// [AddTool]); a prompt that declares them returns *mcp.GetPromptResult, and
+// one that returns mcp.GetPromptOutcome (to build its own
+// InputRequiredResult) cannot declare them. A declined question, or an
+// answer that does not fit, fails the request with an invalid-params
+// error naming the question.
+func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], questions ...Dependency) error {
+	if p == nil || h == nil || p.Name == "" {
+		return errors.New("mcpserver: AddPrompt needs a named prompt and a handler")
+	}
+	owner := fmt.Sprintf("prompt %q", p.Name)
+	outType := reflect.TypeFor[Out]()
+	if outType != promptResultType && outType != promptOutcomeType {
+		return fmt.Errorf("mcpserver: %s returns %s; a prompt returns *mcp.GetPromptResult or mcp.GetPromptOutcome", owner, outType)
+	}
+	inType := reflect.TypeFor[In]()
+	args, err := newStringArgs(inType)
+	if err != nil {
+		return fmt.Errorf("mcpserver: %s: %w", owner, err)
+	}
+	pl, err := newPlan(owner, inType, questions)
+	if err != nil {
+		return err
+	}
+	if pl != nil && outType == promptOutcomeType {
+		return fmt.Errorf("mcpserver: %s declares questions and returns mcp.GetPromptOutcome, which can hold an InputRequiredResult; "+
+			"a request has one inputResponses/requestState channel: return *mcp.GetPromptResult", owner)
+	}
+	def := *p
+	if len(def.Arguments) == 0 {
+		for _, f := range args.fields {
+			def.Arguments = append(def.Arguments, mcp.PromptArgument{Name: f.name, Description: f.description, Required: f.required})
+		}
+	}
+	e := &promptEntry{prompt: def}
+	e.get = func(ctx context.Context, req *server.Request, gp *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		for _, a := range def.Arguments {
+			if _, ok := gp.Arguments[a.Name]; a.Required && !ok {
+				return nil, server.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, a.Name)
+			}
+		}
+		v, missing := args.decode(gp.Arguments)
+		if missing != "" {
+			return nil, server.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, missing)
+		}
+		in := v.Interface().(In)
+		c := newCall(ctx, req, owner)
+		if pl == nil {
+			c.responses, c.state = gp.InputResponses, gp.RequestState
+		} else {
+			ir, err := pl.resolve(ctx, c, in, gp.InputResponses, gp.RequestState, mrtrAsker{})
+			if err != nil {
+				return nil, requestQuestionError(err)
+			}
+			if ir != nil {
+				return ir, nil
+			}
+		}
+		var out Out
+		err := s.guard(ctx, owner, func() (err error) { out, err = h(ctx, c, in); return })
+		if err != nil {
+			return nil, err
+		}
+		return promptOutcome(owner, any(out))
+	}
+	s.mu.Lock()
+	s.prompts.put(def.Name, e)
+	s.mu.Unlock()
+	s.installOnce("prompts", func() {
+		s.low.HandleListPrompts(s.listPrompts)
+		s.low.HandleGetPrompt(s.getPrompt)
+	})
+	s.low.NotifyPromptListChanged()
+	return nil
+}
+
+func promptOutcome(owner string, out any) (mcp.GetPromptOutcome, error) {
+	o, _ := out.(mcp.GetPromptOutcome)
+	if o == nil || reflect.ValueOf(o).IsNil() {
+		return nil, fmt.Errorf("mcpserver: %s returned a nil result and no error", owner)
+	}
+	return o, nil
+}
+
+// requestQuestionError reports a question that ended a prompts/get or
+// resources/read, which have no isError result: an invalid-params error
+// that names the question.
+func requestQuestionError(err error) error {
+	var qe *QuestionError
+	if errors.As(err, &qe) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + qe.Error()}
+	}
+	return err
+}
+
+// RemovePrompts removes the named prompts and, if any was registered,
+// tells listening clients the prompt list changed.
+func (s *Server) RemovePrompts(names ...string) {
+	s.mu.Lock()
+	removed := s.prompts.remove(names...)
+	s.mu.Unlock()
+	if removed {
+		s.low.NotifyPromptListChanged()
+	}
+}
+
+func (s *Server) listPrompts(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+	s.mu.RLock()
+	entries := s.prompts.list()
+	s.mu.RUnlock()
+	pg, next, err := page(s, entries, p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ListPromptsResult{Prompts: make([]mcp.Prompt, len(pg)), NextCursor: next}
+	for i, e := range pg {
+		res.Prompts[i] = e.prompt
+	}
+	return res, nil
+}
+
+func (s *Server) getPrompt(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+	s.mu.RLock()
+	e, ok := s.prompts.get(p.Name)
+	s.mu.RUnlock()
+	if !ok {
+		return nil, server.InvalidParams("Invalid params: unknown prompt %q", p.Name)
+	}
+	return e.get(ctx, req, p)
+}

@@ -1,0 +1,188 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/requeststate"
+	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport"
+	"github.com/parley-mcp/parley/transport/streamhttp"
+)
+
+// DefaultPageSize is how many entries one page of tools/list,
+// prompts/list, resources/list or resources/templates/list holds when
+// Options.PageSize is zero.
+const DefaultPageSize = 100
+
+// Options configures a Server. A nil *Options means defaults.
+type Options struct {
+	// Instructions is sent in server/discover to tell clients how to use
+	// this server.
+	Instructions string
+	// Logger receives the server's diagnostics, among them the reason of
+	// every refused requestState. Default: slog.Default().
+	Logger *slog.Logger
+	// RequestState says how requestState is sealed. Sealing is always on:
+	// nil means [requeststate.ProcessLocal], a key made at start-up that
+	// suits one process (stdio, in-memory, exactly one HTTP instance).
+	// Several instances behind a load balancer, or flows that must
+	// survive a restart, share a key ring here. A policy with Keys or a
+	// Codec needs a server name (or Policy.Audience).
+	RequestState *requeststate.Policy
+	// PageSize is the number of entries per page of the list methods.
+	// Default: DefaultPageSize. Negative means one page with everything.
+	PageSize int
+	// Server holds the low-level server's options for what this struct
+	// does not cover (supported versions, caching hints, the listen
+	// buffer). Instructions and Logger above take precedence. Capabilities
+	// are derived from what is registered unless Server.Capabilities is
+	// set.
+	Server *server.Options
+}
+
+// Server is the high-level MCP server: register typed tools, prompts,
+// resources and resource templates, and serve them on any transport. A
+// Server is safe for concurrent use; registrations may change while it
+// serves, and every change is announced to subscriptions/listen streams.
+type Server struct {
+	low      *server.Server
+	log      *slog.Logger
+	pageSize int
+
+	mu          sync.RWMutex
+	tools       registry[*toolEntry]
+	prompts     registry[*promptEntry]
+	resources   registry[*resourceEntry]
+	templates   registry[*templateEntry]
+	completions map[completionKey]CompleteFunc
+
+	slots sync.Map // which low-level handler slots are installed, by name
+}
+
+// New returns a server that introduces itself as info. It seals every
+// requestState it issues and verifies every one a client echoes (see
+// Options.RequestState); the only error is a policy that cannot be used,
+// such as one with a short key, or an explicit policy on a server
+// without a name.
+func New(info mcp.Implementation, opts *Options) (*Server, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	var lowOpts server.Options
+	if o.Server != nil {
+		lowOpts = *o.Server
+	}
+	if o.Instructions != "" {
+		lowOpts.Instructions = o.Instructions
+	}
+	if o.Logger != nil {
+		lowOpts.Logger = o.Logger
+	}
+	s := &Server{
+		low:         server.New(info, &lowOpts),
+		pageSize:    o.PageSize,
+		completions: map[completionKey]CompleteFunc{},
+	}
+	s.log = s.low.Logger()
+	if s.pageSize == 0 {
+		s.pageSize = DefaultPageSize
+	}
+	if err := requeststate.Protect(s.low, o.RequestState); err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	return s, nil
+}
+
+// MustNew is [New] for start-up code: it panics where New returns an
+// error, which is a configuration error to fix before serving.
+func MustNew(info mcp.Implementation, opts *Options) *Server {
+	s, err := New(info, opts)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// LowLevel returns the low-level server underneath, for what the
+// high-level API does not cover: middleware ([server.Server.Use]; it sees
+// plaintext requestState), resource update notifications, ending listen
+// streams. Do not set its tools, prompts or resources handlers: the
+// high-level server owns them.
+func (s *Server) LowLevel() *server.Server { return s.low }
+
+// Use appends middleware to the low-level server. It runs inside the
+// requestState boundary, so it sees plaintext state.
+func (s *Server) Use(mw ...server.Middleware) { s.low.Use(mw...) }
+
+// ServeConn serves one stream connection (stdio, in-memory, a socket)
+// until the peer closes it or ctx ends:
+//
+//	err := s.ServeConn(ctx, stdio.ServerConn(nil))
+func (s *Server) ServeConn(ctx context.Context, conn transport.Conn) error {
+	return s.low.ServeConn(ctx, conn)
+}
+
+// HTTPHandler returns the Streamable HTTP endpoint of the server. Mount it
+// at the endpoint's path:
+//
+//	mux.Handle("/mcp", s.HTTPHandler(nil))
+//
+// The handler checks Mcp-Param-* headers against the registered tools'
+// definitions directly (opts.FindTool is set to the registry). It is
+// stateless: any number of instances sharing a RequestState key ring can
+// serve one endpoint behind a load balancer.
+func (s *Server) HTTPHandler(opts *streamhttp.HandlerOptions) http.Handler {
+	var o streamhttp.HandlerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = s.log
+	}
+	o.FindTool = s.findTool
+	return streamhttp.NewHandler(s.low, &o)
+}
+
+// InMemoryTransport returns a client transport that reaches this server in
+// the same process: each Connect opens an in-memory pipe and serves the
+// server's end until the client closes it. It is the one-call way to test
+// a server or to embed one:
+//
+//	sess, err := client.New(info, nil).Connect(ctx, s.InMemoryTransport())
+func (s *Server) InMemoryTransport() transport.Transport { return memoryTransport{s} }
+
+type memoryTransport struct{ s *Server }
+
+func (t memoryTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	clientEnd, serverEnd := transport.NewMemoryPipe()
+	// The server end lives until the client closes its end (the pipe then
+	// reports EOF), not as long as the Connect context, which may be a
+	// dial timeout.
+	go t.s.low.ServeConn(context.WithoutCancel(ctx), serverEnd)
+	return clientEnd, nil
+}
+
+// installOnce installs a low-level handler slot the first time something
+// of its kind is registered, so that the server declares only the
+// capabilities it has.
+func (s *Server) installOnce(slot string, install func()) {
+	if _, loaded := s.slots.LoadOrStore(slot, true); !loaded {
+		install()
+	}
+}
+
+// page returns one page of a list and the next cursor.
+func page[T any](s *Server, items []T, cursor mcp.Cursor) ([]T, mcp.Cursor, error) {
+	size := s.pageSize
+	if size < 0 {
+		size = 0
+	}
+	p, next, err := server.Paginate(items, string(cursor), size)
+	return p, mcp.Cursor(next), err
+}
