@@ -73,21 +73,34 @@
 // tools/call therefore returns a [CallToolOutcome], implemented only by
 // *CallToolResult and *InputRequiredResult:
 //
+//	var askRegion = mcp.NewElicitFormRequest("Which region?", mcp.ElicitRequestedSchema{
+//		Properties: map[string]mcp.PrimitiveSchemaDefinition{"region": &mcp.StringSchema{}},
+//		Required:   []string{"region"},
+//	})
+//
 //	func callTool(p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-//		answer, err := p.InputResponses.Elicit("region") // decoded as what was asked
-//		if err != nil || !answer.Accepted() {
+//		if !p.InputResponses.Has("region") { // not answered yet: ask
 //			return &mcp.InputRequiredResult{
-//				InputRequests: mcp.InputRequests{
-//					"region": mcp.NewElicitFormRequest("Which region?", mcp.ElicitRequestedSchema{
-//						Properties: map[string]mcp.PrimitiveSchemaDefinition{"region": &mcp.StringSchema{}},
-//						Required:   []string{"region"},
-//					}),
-//				},
-//				RequestState: "provision-v1",
+//				InputRequests: mcp.InputRequests{"region": askRegion},
+//				RequestState:  "provision-v1",
 //			}, nil
 //		}
-//		return mcp.TextResult("Provisioned in " + answer.Content["region"].(string)), nil
+//		var form struct {
+//			Region string `json:"region"`
+//		}
+//		switch answer, err := p.InputResponses.Elicit("region"); { // decoded as what was asked
+//		case err != nil:
+//			return mcp.ErrorResult("unreadable answer: " + err.Error()), nil
+//		case !answer.Accepted(): // declined or cancelled: stop, do not ask again
+//			return mcp.ErrorResult("no region chosen (" + string(answer.Action) + ")"), nil
+//		case answer.DecodeContent(&form) != nil || form.Region == "":
+//			return mcp.ErrorResult("the answer does not fit the form"), nil
+//		}
+//		return mcp.TextResult("Provisioned in " + form.Region), nil
 //	}
+//
+// The high-level server (package mcpserver) does all of this for a tool
+// that declares its questions, and seals the state.
 //
 // The client fulfils each entry of InputRequests, then sends the same
 // request again with a new id, the answers in InputResponses under the same

@@ -1,0 +1,107 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/mcpserver"
+)
+
+// The arguments of the example tools.
+type ProvisionArgs struct {
+	Name string `json:"name" jsonschema:"the database to create"`
+}
+
+// Region is the form the provision tool shows.
+type Region struct {
+	Region string `json:"region" jsonschema:"where the database lives, such as eu-west-1"`
+}
+
+// A tool that declares one question: the server asks it, seals the state,
+// and runs the body once the answer is in.
+func ExampleAddTool_question() {
+	ctx := context.Background()
+	s := mcpserver.MustNew(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, nil)
+
+	region := mcpserver.Elicit[Region]("region", func(a ProvisionArgs, _ *mcpserver.Call) string {
+		return "Which region should " + a.Name + " live in?"
+	})
+	err := mcpserver.AddTool(s, &mcp.Tool{Name: "provision", Description: "Create a database."},
+		func(ctx context.Context, call *mcpserver.Call, a ProvisionArgs) (string, error) {
+			return fmt.Sprintf("Provisioned '%s' in %s.", a.Name, region.Get(call).Region), nil
+		}, region)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	c := client.New(mcp.Implementation{Name: "host", Version: "1.0.0"}, &client.Options{
+		Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+			form, ok := p.(*mcp.ElicitRequestFormParams)
+			if !ok {
+				return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
+			}
+			fmt.Println("asked:", form.Message)
+			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": "eu-west-1"}}, nil
+		},
+	})
+	sess, err := c.Connect(ctx, s.InMemoryTransport())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(ctx, "provision", map[string]any{"name": "orders"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(text(res))
+	// Output:
+	// asked: Which region should orders live in?
+	// Provisioned 'orders' in eu-west-1.
+}
+
+// Arguments that do not fit the inferred schema never reach the body: the
+// caller gets an isError result naming the member and the rule.
+func ExampleAddTool_validation() {
+	ctx := context.Background()
+	s := mcpserver.MustNew(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
+	type GreetArgs struct {
+		Name string `json:"name" jsonschema:"who to greet"`
+	}
+	err := mcpserver.AddTool(s, &mcp.Tool{Name: "greet"},
+		func(ctx context.Context, call *mcpserver.Call, a GreetArgs) (string, error) {
+			return "Hello, " + a.Name + "!", nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sess, err := client.New(mcp.Implementation{Name: "host", Version: "1.0.0"}, nil).Connect(ctx, s.InMemoryTransport())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	for _, args := range []map[string]any{{"name": "Ada"}, {"Name": "Ada"}, {"name": 7}} {
+		res, err := sess.CallTool(ctx, "greet", args)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(res.IsError, text(res))
+	}
+	// Output:
+	// false Hello, Ada!
+	// true Tool "greet": invalid arguments: unexpected additional properties ["Name"]
+	// true Tool "greet": invalid arguments: validating /properties/name: type: 7 has type "integer", want "string"
+}
+
+// text returns the text blocks of a result, whatever else it holds.
+func text(res *mcp.CallToolResult) string {
+	var out string
+	for _, b := range res.Content {
+		if t, ok := b.(*mcp.TextContent); ok {
+			out += t.Text
+		}
+	}
+	return out
+}
