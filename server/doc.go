@@ -1,5 +1,10 @@
 // Package server is Parley's low-level MCP server.
 //
+// Most servers are better written on package mcpserver, the high-level
+// server built on this one: typed tools with inferred schemas, declared
+// questions instead of hand-built rounds, and requestState sealed by
+// default. This package is for full control of every method.
+//
 // A [Server] has one handler slot per method of protocol version 2026-07-28.
 // You fill the slots you need; the server does everything the protocol asks
 // of every server around them:
@@ -36,7 +41,12 @@
 // to fulfil (an elicitation, a sampling, the roots) and a requestState. The
 // client answers and repeats the call; the handler finds the answers in
 // the params' InputResponses (decode one with Elicit, Sample or Roots, as
-// what was asked) and its state in RequestState. The server checks what
+// what was asked) and its state in RequestState. A handler must handle
+// every answer a client can give: none yet (ask), declined or cancelled
+// (stop with an error result; asking again would loop until the client's
+// round limit), and accepted (decode the content with a validating
+// accessor such as ElicitResult.DecodeContent, never a bare type
+// assertion on client data). The server checks what
 // leaves: only those three methods may return one, only on 2026-07-28
 // requests, never empty, and never asking for more than the client declared
 // on that very request (else -32021 with requiredCapabilities).

@@ -2,26 +2,28 @@
 // documentation: a tool that cannot finish without asking the person at the
 // host a question, and a client that answers it.
 //
-// The server is the low-level server. Its "provision" tool creates a
-// database called by its "name" argument, but it needs to know the region
-// first. On the first call there is no answer yet, so instead of a
-// CallToolResult it returns an InputRequiredResult: a form elicitation
-// asking for the region, and a requestState. The client's loop shows the
-// form to its Elicit callback (here: one that always picks eu-west-1),
-// sends the call again with the answer and the state, and the tool now
-// completes. Nothing ever flows from the server to the client except
-// results: every leg is an ordinary request.
+// The server is built with the high-level mcpserver package, in dependency
+// form: the tool declares what it needs (the region question) next to its
+// body, and the SDK does the rest. On the first call the answer is
+// missing, so the server replies with an InputRequiredResult asking for the
+// region and a sealed requestState; the client's loop shows the form to its
+// Elicit callback (here: one that always picks eu-west-1), sends the call
+// again with the answer, and only then does the body run, reading the
+// answer as a typed struct. A declined or cancelled form ends the call with
+// a tool error; an answer that does not fit the form is refused. The body
+// never sees any of that. ./examples/provision-lowlevel is the same tool
+// written by hand on the low-level server.
 //
-//	go run ./examples/provision                   # server and client in one process
-//	go run ./examples/provision -transport stdio  # the server as a child process
-//	go run ./examples/provision -transport http   # the server on 127.0.0.1, over Streamable HTTP
+//	go run ./examples/provision                           # server and client in one process
+//	go run ./examples/provision -transport stdio          # the server as a child process
+//	go run ./examples/provision -transport http           # the server on 127.0.0.1, over Streamable HTTP
+//	go run ./examples/provision -serve-http 127.0.0.1:8080 # only serve it, at http://127.0.0.1:8080/mcp
 //
 // The last line printed is the tool's result.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,30 +33,71 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
-	"github.com/parley-mcp/parley/requeststate"
-	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/transport"
 	"github.com/parley-mcp/parley/transport/stdio"
 	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
+// The Provisioner: its arguments, its question and its body.
+
+type provisionArgs struct {
+	Name string `json:"name" jsonschema:"the database to create"`
+}
+
+type regionForm struct {
+	Region string `json:"region" jsonschema:"where the database lives, such as eu-west-1"`
+}
+
+var region = mcpserver.Elicit[regionForm]("region", func(a provisionArgs, _ *mcpserver.Call) string {
+	return "Which region should " + a.Name + " live in?"
+})
+
+func addProvision(s *mcpserver.Server) error {
+	return mcpserver.AddTool(s, &mcp.Tool{Name: "provision", Description: "Create a database; asks which region it should live in."},
+		func(ctx context.Context, c *mcpserver.Call, a provisionArgs) (string, error) {
+			return fmt.Sprintf("Provisioned '%s' in %s.", a.Name, region.Get(c).Region), nil
+		}, region)
+}
+
+// newProvisioner returns the server with the provision tool. Every
+// requestState it issues is sealed under a key made at start-up (the
+// default): enough for one server process (memory, stdio, one HTTP
+// listener). Several instances would share keys instead; see
+// ./examples/resume.
+func newProvisioner() (*mcpserver.Server, error) {
+	s, err := mcpserver.New(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, &mcpserver.Options{
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, addProvision(s)
+}
+
 func main() {
 	mode := flag.String("transport", "memory", "how the client reaches the server: memory, stdio or http")
-	serve := flag.Bool("serve-stdio", false, "be the server, on stdin and stdout (what -transport stdio starts)")
+	serveStdio := flag.Bool("serve-stdio", false, "be the server, on stdin and stdout (what -transport stdio starts)")
+	serveHTTP := flag.String("serve-http", "", "only serve the provisioner over Streamable HTTP at http://`ADDR`/mcp, until interrupted")
 	flag.Parse()
 	ctx := context.Background()
-	if *serve {
-		if err := newProvisioner().ServeConn(ctx, stdio.ServerConn(nil)); err != nil {
-			fmt.Fprintln(os.Stderr, "provision server:", err)
-			os.Exit(1)
-		}
-		return
+	var err error
+	switch {
+	case *serveStdio:
+		err = serveOnStdio(ctx)
+	case *serveHTTP != "":
+		err = serveOnHTTP(*serveHTTP)
+	default:
+		err = run(ctx, os.Stdout, *mode, selfAsServer)
 	}
-	if err := run(ctx, os.Stdout, *mode, selfAsServer); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "provision:", err)
 		var usage usageError
 		if errors.As(err, &usage) {
@@ -62,6 +105,55 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// serveOnStdio is the server that -transport stdio starts.
+func serveOnStdio(ctx context.Context) error {
+	s, err := newProvisioner()
+	if err != nil {
+		return err
+	}
+	return s.ServeConn(ctx, stdio.ServerConn(nil))
+}
+
+// serveOnHTTP serves the provisioner at http://addr/mcp until SIGINT or
+// SIGTERM, then shuts down gracefully: listen streams are ended, requests
+// in flight finish.
+func serveOnHTTP(addr string) error {
+	s, err := newProvisioner()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := newHTTPServer(s)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Printf("serving the provisioner at http://%s/mcp (interrupt to stop)\n", ln.Addr())
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second interrupt kills the process
+	fmt.Println("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// newHTTPServer mounts s at /mcp. Shutting it down ends the server's
+// subscriptions/listen streams, which would otherwise hold it open.
+func newHTTPServer(s *mcpserver.Server) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.HTTPHandler(nil))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(s.LowLevel().EndSubscriptions)
+	return srv
 }
 
 // selfAsServer is the command that runs this program as the stdio server.
@@ -79,14 +171,15 @@ type usageError struct{ error }
 // printing each round and, last, the result. serverCommand makes the
 // command of the stdio server.
 func run(ctx context.Context, w io.Writer, mode string, serverCommand func() (*exec.Cmd, error)) error {
-	t, stop, err := dial(ctx, mode, serverCommand)
+	t, stop, err := dial(mode, serverCommand)
 	if err != nil {
 		return err
 	}
 	defer stop()
 
 	c := client.New(mcp.Implementation{Name: "provision-client", Version: "1.0.0"}, &client.Options{
-		// The callback stands in for a form shown to the user.
+		// The callback stands in for a form shown to the user. It fills in
+		// only a form that asks for a region; anything else it declines.
 		Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
 			form, ok := p.(*mcp.ElicitRequestFormParams)
 			if !ok {
@@ -129,17 +222,15 @@ func run(ctx context.Context, w io.Writer, mode string, serverCommand func() (*e
 
 // dial returns the transport to a provisioner reached by mode, and what
 // stops the server afterwards.
-func dial(ctx context.Context, mode string, serverCommand func() (*exec.Cmd, error)) (transport.Transport, func(), error) {
+func dial(mode string, serverCommand func() (*exec.Cmd, error)) (transport.Transport, func(), error) {
 	switch mode {
 	case "memory":
-		clientEnd, serverEnd := transport.NewMemoryPipe()
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			newProvisioner().ServeConn(ctx, serverEnd)
-		}()
-		return transport.NewMemoryTransport(clientEnd), func() { cancel(); <-done }, nil
+		s, err := newProvisioner()
+		if err != nil {
+			return nil, nil, err
+		}
+		// The server's end closes with the client's.
+		return s.InMemoryTransport(), func() {}, nil
 	case "stdio":
 		cmd, err := serverCommand()
 		if err != nil {
@@ -148,17 +239,22 @@ func dial(ctx context.Context, mode string, serverCommand func() (*exec.Cmd, err
 		// The session's Close ends the process.
 		return stdio.NewCommandTransport(cmd, &stdio.CommandOptions{Stderr: os.Stderr}), func() {}, nil
 	case "http":
+		s, err := newProvisioner()
+		if err != nil {
+			return nil, nil, err
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, nil, err
 		}
-		s := newProvisioner()
-		mux := http.NewServeMux()
-		mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
-		srv := &http.Server{Handler: mux}
-		srv.RegisterOnShutdown(s.EndSubscriptions)
+		srv := newHTTPServer(s)
 		go srv.Serve(ln)
-		return streamhttp.NewClientTransport("http://"+ln.Addr().String()+"/mcp", nil), func() { srv.Shutdown(ctx) }, nil
+		stop := func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Shutdown(ctx)
+		}
+		return streamhttp.NewClientTransport("http://"+ln.Addr().String()+"/mcp", nil), stop, nil
 	}
 	return nil, nil, usageError{fmt.Errorf("unknown transport %q (want memory, stdio or http)", mode)}
 }
@@ -184,73 +280,4 @@ func resultText(r *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// The provisioner's state, as its handler writes and reads it. On the wire
-// it is an encrypted, authenticated token bound to this call (see
-// requeststate.MustProtect in newProvisioner): the client holds it between
-// rounds and could otherwise alter it or replay it onto another call.
-const provisionState = "provision-v1"
-
-var provisionTool = mcp.Tool{
-	Name:        "provision",
-	Description: "Create a database; asks which region it should live in.",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
-}
-
-// newProvisioner returns the low-level server with the provision tool.
-func newProvisioner() *server.Server {
-	s := server.New(mcp.Implementation{Name: "provisioner", Version: "1.0.0"}, &server.Options{
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	// Seal every requestState and verify every echo, under a key made at
-	// start-up: enough for one server process (memory, stdio, one HTTP
-	// listener). Several instances would share keys instead; see
-	// ./examples/resume.
-	requeststate.MustProtect(s, nil)
-	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-		return &mcp.ListToolsResult{Tools: []mcp.Tool{provisionTool}}, nil
-	})
-	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-		if p.Name != provisionTool.Name {
-			return nil, server.InvalidParams("Unknown tool: %s", p.Name)
-		}
-		var args struct {
-			Name string `json:"name"`
-		}
-		if err := p.DecodeArguments(&args); err != nil || args.Name == "" {
-			return nil, server.InvalidParams("Invalid params: provision needs a name")
-		}
-		ask := &mcp.InputRequiredResult{
-			InputRequests: mcp.InputRequests{
-				"region": mcp.NewElicitFormRequest("Which region should "+args.Name+" live in?", mcp.ElicitRequestedSchema{
-					Properties: map[string]mcp.PrimitiveSchemaDefinition{
-						"region": &mcp.StringSchema{Title: "Region", Description: "Where the database lives, such as eu-west-1"},
-					},
-					Required: []string{"region"},
-				}),
-			},
-			RequestState: provisionState,
-		}
-		// First call: no answer yet, so ask instead of answering.
-		if !p.InputResponses.Has("region") {
-			return ask, nil
-		}
-		if p.RequestState != provisionState {
-			return nil, server.InvalidParams("Invalid params: unknown requestState")
-		}
-		answer, err := p.InputResponses.Elicit("region")
-		if err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
-		}
-		if !answer.Accepted() {
-			return mcp.ErrorResult(fmt.Sprintf("Provisioning '%s' stopped: no region was chosen (%s).", args.Name, answer.Action)), nil
-		}
-		region, _ := answer.Content["region"].(string)
-		if region == "" {
-			return ask, nil // accepted, but empty: ask again
-		}
-		return mcp.TextResult(fmt.Sprintf("Provisioned '%s' in %s.", args.Name, region)), nil
-	})
-	return s
 }
