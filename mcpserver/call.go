@@ -26,8 +26,29 @@ type Call struct {
 	auth      *auth.Info
 	responses mcp.InputResponses
 	state     string
-	answers   map[*question]*answer
-	owner     string // "tool \"x\"", for messages
+	answers   []questionAnswer // in the order they were settled
+	owner     string           // "tool \"x\"", for messages
+
+	// answersBuf holds the answers of a registration with few questions,
+	// so that they cost no allocation of their own.
+	answersBuf [4]questionAnswer
+}
+
+// questionAnswer is one answered question of a call. A registration has
+// a handful of questions, so a slice searched in order beats a map.
+type questionAnswer struct {
+	q *question
+	a *answer
+}
+
+// answerFor returns q's answer in c, or nil.
+func (c *Call) answerFor(q *question) *answer {
+	for i := range c.answers {
+		if c.answers[i].q == q {
+			return c.answers[i].a
+		}
+	}
+	return nil
 }
 
 // answer is the value a question resolved to in this call.
@@ -60,3 +81,13 @@ func (c *Call) InputResponses() mcp.InputResponses { return c.responses }
 // registration that declares questions it is "": the SDK keeps its own
 // state.
 func (c *Call) RequestState() string { return c.state }
+
+// ResourceURI returns the URI a resources/read asks for: what a resource
+// template's function reads when its variables are not enough. It is ""
+// for other methods.
+func (c *Call) ResourceURI() string {
+	if p, ok := c.Params.(*mcp.ReadResourceRequestParams); ok {
+		return p.URI
+	}
+	return ""
+}

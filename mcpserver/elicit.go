@@ -17,7 +17,7 @@ import (
 type ElicitQuestion[T any] struct {
 	q        *question
 	schema   mcp.ElicitRequestedSchema
-	resolved *jsonschema.Resolved
+	resolved *validator
 }
 
 // Elicitation is the whole outcome of an elicitation: what the user did,
@@ -208,7 +208,7 @@ func formSchema(t reflect.Type) (mcp.ElicitRequestedSchema, error) {
 }
 
 // resolveForm compiles a form schema for checking answers against it.
-func resolveForm(form mcp.ElicitRequestedSchema) (*jsonschema.Resolved, error) {
+func resolveForm(form mcp.ElicitRequestedSchema) (*validator, error) {
 	raw, err := json.Marshal(form)
 	if err != nil {
 		return nil, err
@@ -217,5 +217,9 @@ func resolveForm(form mcp.ElicitRequestedSchema) (*jsonschema.Resolved, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err
 	}
-	return s.Resolve(nil)
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	return newValidator(r), nil
 }

@@ -65,13 +65,17 @@ const maxEngineRounds = 64
 func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.InputResponses, state string, a asker) (*mcp.InputRequiredResult, error) {
 	recorded := decodeState(state)
 	asked := func(key string, q mcp.InputRequest) bool { return requeststate.Asked(ctx, key, q) }
-	kept := make(map[string]*record, len(p.order))
-	c.answers = make(map[*question]*answer, len(p.order))
+	var keptBuf [4]keptRecord
+	kept := keptBuf[:0]
+	c.answers = c.answersBuf[:0]
+	// Only a back-channel asker reads the digests of the questions it was
+	// asked; the multi-round-trip asker never returns answers.
+	_, suspends := a.(mrtrAsker)
 	for round := 0; ; round++ {
 		var pending mcp.InputRequests
 		var digests map[string]string
 		for _, q := range p.order {
-			if c.answers[q] != nil || !answered(c, q.after) {
+			if c.answerFor(q) != nil || !answered(c, q.after) {
 				continue
 			}
 			var rendered mcp.InputRequest
@@ -85,9 +89,10 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 			}
 			if rec := recorded[q.key]; rec != nil && rec.Q == digest {
 				if ans, ok := q.restore(rec, rendered); ok {
-					if err := p.settle(c, q, rec, ans, kept); err != nil {
+					if err := p.settle(c, q, ans); err != nil {
 						return nil, err
 					}
+					kept = append(kept, keptRecord{q.key, rec})
 					continue
 				}
 			}
@@ -101,17 +106,22 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 				if !ok {
 					return nil, &QuestionError{Owner: p.owner, Key: q.key, Err: ErrSchemaMismatch}
 				}
-				if err := p.settle(c, q, rec, ans, kept); err != nil {
+				if err := p.settle(c, q, ans); err != nil {
 					return nil, err
 				}
+				kept = append(kept, keptRecord{q.key, rec})
 				continue
 			}
 			if pending == nil {
 				pending = make(mcp.InputRequests)
-				digests = make(map[string]string)
 			}
 			pending[q.key] = rendered
-			digests[q.key] = digest
+			if !suspends {
+				if digests == nil {
+					digests = make(map[string]string)
+				}
+				digests[q.key] = digest
+			}
 		}
 		if len(pending) == 0 {
 			return nil, nil
@@ -143,20 +153,28 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 	}
 }
 
-// settle stores an answer, keeps its record for the next round, and ends
-// the call when the user declined a question that does not allow it.
-func (p *plan) settle(c *Call, q *question, rec *record, ans *answer, kept map[string]*record) error {
+// settle stores an answer, and ends the call when the user declined a
+// question that does not allow it. The caller keeps the answer's record
+// for the next round.
+func (p *plan) settle(c *Call, q *question, ans *answer) error {
 	if q.method == mcp.MethodElicit && ans.action != mcp.ActionAccept && !q.allowDecline {
 		return &QuestionError{Owner: p.owner, Key: q.key, Action: ans.action}
 	}
-	c.answers[q] = ans
-	kept[q.key] = rec
+	c.answers = append(c.answers, questionAnswer{q, ans})
 	return nil
+}
+
+// keptRecord is the record of one question answered so far, under its
+// key. A question is settled at most once per request and keys are
+// unique in a plan, so the records kept never hold a key twice.
+type keptRecord struct {
+	key string
+	rec *record
 }
 
 func answered(c *Call, qs []*question) bool {
 	for _, q := range qs {
-		if c.answers[q] == nil {
+		if c.answerFor(q) == nil {
 			return false
 		}
 	}
@@ -214,7 +232,8 @@ type engineState struct {
 // progress, never an error: the state was verified by the seal, so an
 // unreadable one comes from another release of the server.
 func decodeState(s string) map[string]*record {
-	if s == "" {
+	if s == "" || s == emptyState {
+		// emptyState decodes to version 1 with no records.
 		return nil
 	}
 	var st engineState
@@ -229,11 +248,23 @@ func decodeState(s string) map[string]*record {
 	return st.O
 }
 
+// emptyState is what encodeState writes when no question is answered yet
+// (json.Marshal of an engineState with no records), and what the first
+// retry of every call echoes.
+var emptyState = fmt.Sprintf(`{"v":%d}`, stateVersion)
+
 // encodeState writes the records of the answered questions. The state is
 // never empty, so that the boundary always seals it, and with it the
 // digests of the questions asked this round.
-func encodeState(kept map[string]*record) string {
-	b, err := json.Marshal(engineState{V: stateVersion, O: kept})
+func encodeState(kept []keptRecord) string {
+	if len(kept) == 0 {
+		return emptyState
+	}
+	o := make(map[string]*record, len(kept))
+	for _, k := range kept {
+		o[k.key] = k.rec
+	}
+	b, err := json.Marshal(engineState{V: stateVersion, O: o})
 	if err != nil { // records hold only valid JSON; cannot happen
 		return `{"v":1}`
 	}

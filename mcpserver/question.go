@@ -153,7 +153,7 @@ func answerOf(c *Call, q *question) *answer {
 	if c == nil {
 		panic(fmt.Sprintf("mcpserver: question %q read without a call", q.key))
 	}
-	a := c.answers[q]
+	a := c.answerFor(q)
 	if a == nil {
 		panic(fmt.Sprintf("mcpserver: question %q is not answered in this call: %s does not declare it, "+
 			"or a question's message reads it without depending on it", q.key, c.owner))

@@ -27,7 +27,7 @@ import (
 // for validation.
 type inputSchema struct {
 	raw      json.RawMessage
-	resolved *jsonschema.Resolved
+	resolved *validator
 }
 
 // schemaFor infers the schema of t, which must be a struct or a pointer to
@@ -81,7 +81,7 @@ func newInputSchema(given json.RawMessage, in reflect.Type) (*inputSchema, error
 			return nil, err
 		}
 	}
-	return &inputSchema{raw: raw, resolved: r}, nil
+	return &inputSchema{raw: raw, resolved: newValidator(r)}, nil
 }
 
 // isFreeForm reports whether t takes arguments as they come, without an
@@ -134,7 +134,9 @@ func decodeArguments[T any](schema *inputSchema, raw json.RawMessage) (T, error)
 // paths.
 func cleanDecodeError(err error) string {
 	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "json: ")
+	for _, prefix := range []string{"json: ", "jsontext: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
 	return msg
 }
 

@@ -48,7 +48,11 @@ type Options struct {
 // Server is the high-level MCP server: register typed tools, prompts,
 // resources and resource templates, and serve them on any transport. A
 // Server is safe for concurrent use; registrations may change while it
-// serves, and every change is announced to subscriptions/listen streams.
+// serves, and every change is announced to the subscriptions/listen
+// streams that asked for it. (The server declares a kind of list only once
+// something of that kind is registered, so a stream opened before the
+// first tool, say, was not granted tool-list changes: register before
+// serving.)
 type Server struct {
 	low      *server.Server
 	log      *slog.Logger
@@ -61,7 +65,7 @@ type Server struct {
 	templates   registry[*templateEntry]
 	completions map[completionKey]CompleteFunc
 
-	slots sync.Map // which low-level handler slots are installed, by name
+	slots sync.Map // the low-level handler slots, by name: a *sync.Once each
 }
 
 // New returns a server that introduces itself as info. It seals every
@@ -170,11 +174,14 @@ func (t memoryTransport) Connect(ctx context.Context) (transport.Conn, error) {
 
 // installOnce installs a low-level handler slot the first time something
 // of its kind is registered, so that the server declares only the
-// capabilities it has.
+// capabilities it has. A caller that finds another one installing the
+// slot waits for it, so that every registration that returned is served.
 func (s *Server) installOnce(slot string, install func()) {
-	if _, loaded := s.slots.LoadOrStore(slot, true); !loaded {
-		install()
+	once, ok := s.slots.Load(slot)
+	if !ok {
+		once, _ = s.slots.LoadOrStore(slot, new(sync.Once))
 	}
+	once.(*sync.Once).Do(install)
 }
 
 // page returns one page of a list and the next cursor.

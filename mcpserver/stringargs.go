@@ -43,7 +43,7 @@ func newStringArgs(t reflect.Type) (*stringArgs, error) {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" && opts == "" {
+		if f.Tag.Get("json") == "-" { // "-," names a field "-", as in encoding/json
 			continue
 		}
 		if f.Type.Kind() != reflect.String {

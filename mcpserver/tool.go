@@ -110,6 +110,10 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 		if err != nil {
 			return toolError(t.Name, err)
 		}
+		if text, ok := any(out).(string); ok {
+			// toolOutcome's first case, without boxing out for it.
+			return mcp.TextResult(text), nil
+		}
 		return toolOutcome(t.Name, any(out), pl != nil)
 	}
 	s.mu.Lock()

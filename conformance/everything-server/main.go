@@ -1,15 +1,19 @@
 // Command everything-server is the server the official MCP conformance
 // suite (github.com/modelcontextprotocol/conformance) tests Parley against.
 // It exposes every tool, prompt, resource, resource template and completion
-// the suite's server scenarios name, built on Parley's low-level server.
+// the suite's server scenarios name, built on Parley's high-level server
+// package, mcpserver: typed tools, prompts and resources registered on an
+// mcpserver.Server, which seals every requestState it issues.
 //
 //	go run ./conformance/everything-server                 # http://127.0.0.1:3001/mcp
 //	go run ./conformance/everything-server -addr :8080     # another address
 //	go run ./conformance/everything-server -stdio          # stdio instead of HTTP
 //
 // The fixtures are split by area: tools.go, resources.go, prompts.go and
-// mrtr.go (the multi-round-trip fixtures, which answer with
-// *mcp.InputRequiredResult). conformance/run.sh builds and runs it.
+// mrtr.go (the multi-round-trip fixtures: tools and a prompt that declare
+// the questions they need, or that build their *mcp.InputRequiredResult by
+// hand where a scenario needs exact control). conformance/run.sh builds and
+// runs it.
 package main
 
 import (
@@ -27,10 +31,8 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/mcp"
-	"github.com/parley-mcp/parley/requeststate"
-	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/transport/stdio"
-	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
 func main() {
@@ -41,8 +43,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	f := newFixture()
-	var err error
+	f, err := newFixture()
+	if err != nil {
+		log.Fatal(err)
+	}
 	if *useStdio {
 		err = f.srv.ServeConn(ctx, stdio.ServerConn(nil))
 	} else {
@@ -55,16 +59,16 @@ func main() {
 
 // serveHTTP serves the MCP endpoint at /mcp until ctx ends, then shuts down
 // gracefully: open subscriptions/listen streams get their final result.
-func serveHTTP(ctx context.Context, s *server.Server, addr string) error {
+func serveHTTP(ctx context.Context, s *mcpserver.Server, addr string) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
+	mux.Handle("/mcp", s.HTTPHandler(nil))
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	hs.RegisterOnShutdown(s.EndSubscriptions)
+	hs.RegisterOnShutdown(s.LowLevel().EndSubscriptions)
 	// The readiness line: run.sh and people read the bound address here.
 	fmt.Fprintf(os.Stderr, "everything-server: serving MCP on http://%s/mcp\n", ln.Addr())
 
@@ -80,35 +84,35 @@ func serveHTTP(ctx context.Context, s *server.Server, addr string) error {
 	return hs.Shutdown(shutCtx)
 }
 
-// fixture is the everything-server: one Parley server plus the little state
-// the fixtures keep (the list entries the trigger tools add and remove).
+// fixture is the everything-server: one mcpserver.Server plus the little
+// state the fixtures keep (whether the trigger tools have added their list
+// entries).
 type fixture struct {
-	srv *server.Server
+	srv *mcpserver.Server
 
-	mu            sync.Mutex
-	dynamicTool   bool // test_trigger_tool_change toggles it
-	dynamicPrompt bool // test_trigger_prompt_change toggles it
-
-	tools   map[string]toolDef
-	prompts map[string]promptDef
+	mu            sync.Mutex // serializes the trigger tools' toggles
+	dynamicTool   bool       // test_trigger_tool_change toggles it
+	dynamicPrompt bool       // test_trigger_prompt_change toggles it
 }
 
-func newFixture() *fixture {
+// newFixture builds the server. mcpserver seals requestState under a key
+// made at start-up (requeststate.ProcessLocal): one process serves the
+// whole suite, so no key needs sharing.
+func newFixture() (*fixture, error) {
 	f := &fixture{
-		srv: server.New(mcp.Implementation{
+		srv: mcpserver.MustNew(mcp.Implementation{
 			Name:    "parley-everything-server",
 			Title:   "Parley everything server",
 			Version: "0.1.0",
-		}, &server.Options{
+		}, &mcpserver.Options{
 			Instructions: "Conformance fixture: every tool, prompt and resource the MCP conformance suite names.",
+			PageSize:     -1, // every list in one page
 		}),
 	}
-	// Seal requestState under a key made at start-up: one process serves
-	// the whole suite, so no key needs sharing.
-	requeststate.MustProtect(f.srv, nil)
-	f.registerTools()
-	f.registerPrompts()
-	f.registerResources()
-	f.registerCompletion()
-	return f
+	for _, register := range []func() error{f.registerTools, f.registerPrompts, f.registerResources, f.registerCompletion} {
+		if err := register(); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }

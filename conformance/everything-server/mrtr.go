@@ -5,124 +5,307 @@ package main
 // its inputRequests and sends the same request again with inputResponses
 // and the requestState echoed unchanged.
 //
-// The fixtures share one small engine: a flow is a list of rounds, each
-// round a list of questions. A request's answers are matched to the current
-// round's questions; a question not answered yet is asked again, a
-// malformed answer is -32602, and once every round is answered the flow
-// completes. Answers of earlier rounds, and the round reached, travel in
-// requestState as plain JSON. The fixture never sees a token: the SDK's
-// requestState boundary (attached in main.go) seals the state on the way
-// out and verifies it, bound to this tool and these arguments, on the way
-// back, so a forged or altered state never reaches this code. The server
-// keeps nothing between requests.
+// Most fixtures declare what they need, as mcpserver questions (Elicit,
+// Sample, ListRoots) passed to AddTool or AddPrompt: mcpserver asks them,
+// over as many rounds as their dependencies need, records every answer in
+// the sealed requestState, and runs the body once, when all are answered;
+// the body reads the typed answers with Get. A question's answer counts
+// only if the sealed state of the round it echoes asked exactly that
+// question, so these fixtures always send a requestState.
+//
+// Two tools build their InputRequiredResult by hand and read
+// call.InputResponses() and call.RequestState() themselves, because their
+// scenarios need what the declared form deliberately does not do:
+//
+//   - test_input_required_result_elicitation must complete on a cold call
+//     that already carries a correct answer and no requestState
+//     (input-required-result-ignore-extra-params), so it asks without
+//     state and takes an answer under its key whatever round it comes in;
+//     it also answers a malformed answer with -32602 (validate-input).
+//   - test_input_required_result_capabilities asks only what the request's
+//     client capabilities allow (capability-check), so its questions
+//     depend on the request; declared questions are fixed at registration,
+//     and one the client cannot answer fails the call with -32021.
+//
+// Either way the fixture never sees a token: mcpserver seals the plaintext
+// state on the way out and verifies it, bound to this tool and these
+// arguments, on the way back, so a forged or altered state never reaches
+// this code. The server keeps nothing between requests.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/server"
 )
 
-// question is one input request of a round, under its key.
+// ---- the forms ----
+
+// The forms the fixtures elicit. Each schema is the form's struct with
+// descriptions, as it goes on the wire.
+type (
+	nameForm struct {
+		Name string `json:"name"`
+	}
+	confirmForm struct {
+		OK bool `json:"ok"`
+	}
+	colorForm struct {
+		Color string `json:"color"`
+	}
+	contextForm struct {
+		Context string `json:"context"`
+	}
+)
+
+var (
+	nameSchema = mcp.ElicitRequestedSchema{
+		Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": &mcp.StringSchema{Description: "Your name"}},
+		Required:   []string{"name"},
+	}
+	confirmSchema = mcp.ElicitRequestedSchema{
+		Properties: map[string]mcp.PrimitiveSchemaDefinition{"ok": &mcp.BooleanSchema{Description: "Confirm"}},
+		Required:   []string{"ok"},
+	}
+	colorSchema = mcp.ElicitRequestedSchema{
+		Properties: map[string]mcp.PrimitiveSchemaDefinition{"color": &mcp.StringSchema{Description: "Your favorite color"}},
+		Required:   []string{"color"},
+	}
+	contextSchema = mcp.ElicitRequestedSchema{
+		Properties: map[string]mcp.PrimitiveSchemaDefinition{"context": &mcp.StringSchema{Description: "Context for the prompt"}},
+		Required:   []string{"context"},
+	}
+)
+
+// ---- the declared questions ----
+//
+// Their messages are fixed, so they read no arguments (In is any) and fit
+// every registration.
+
+// message returns a render function for a fixed message.
+func message(text string) func(any, *mcpserver.Call) string {
+	return func(any, *mcpserver.Call) string { return text }
+}
+
+// ask returns a sampling request of one user message.
+func ask(text string, maxTokens int64) func(any, *mcpserver.Call) mcp.CreateMessageRequestParams {
+	return func(any, *mcpserver.Call) mcp.CreateMessageRequestParams {
+		return mcp.CreateMessageRequestParams{Messages: []mcp.SamplingMessage{userMessage(text)}, MaxTokens: maxTokens}
+	}
+}
+
+var (
+	userName        = mcpserver.Elicit[nameForm]("user_name", message("What is your name?")).WithSchema(nameSchema)
+	capitalQuestion = mcpserver.Sample("capital_question", ask("What is the capital of France?", 100))
+	greeting        = mcpserver.Sample("greeting", ask("Generate a greeting", 50))
+	clientRoots     = mcpserver.ListRoots("client_roots")
+	// confirm lets a decline reach the body, which reports it.
+	confirm = mcpserver.Elicit[confirmForm]("confirm", message("Please confirm")).WithSchema(confirmSchema).AllowDecline()
+	// step2 is asked once step1 is answered: two rounds.
+	step1       = mcpserver.Elicit[nameForm]("step1", message("Step 1: What is your name?")).WithSchema(nameSchema)
+	step2       = mcpserver.Elicit[colorForm]("step2", message("Step 2: What is your favorite color?"), step1).WithSchema(colorSchema)
+	userContext = mcpserver.Elicit[contextForm]("user_context", message("What context should the prompt use?")).WithSchema(contextSchema)
+)
+
+// ---- the tools ----
+
+// registerMRTRTools registers the tools of the input-required-result-*
+// scenarios.
+func (f *fixture) registerMRTRTools() error {
+	s := f.srv
+	return errors.Join(
+		// Hand-built: see the file comment.
+		mcpserver.AddTool(s, tool("test_input_required_result_elicitation", "MRTR: asks for the user's name by elicitation", noArgs),
+			mrtrElicitation),
+		mcpserver.AddTool(s, tool("test_input_required_result_sampling", "MRTR: asks the client's LLM a question", noArgs),
+			func(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+				return "The model answered: " + capitalQuestion.Get(c).Text(), nil
+			}, capitalQuestion),
+		mcpserver.AddTool(s, tool("test_input_required_result_list_roots", "MRTR: asks for the client's roots", noArgs),
+			func(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+				return "Client roots: " + rootURIs(clientRoots.Get(c)), nil
+			}, clientRoots),
+		mcpserver.AddTool(s, tool("test_input_required_result_request_state", "MRTR: asks for a confirmation and carries requestState", noArgs),
+			func(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+				return "state-ok: requestState verified, confirmation " + confirmation(confirm.Outcome(c)), nil
+			}, confirm),
+		mcpserver.AddTool(s, tool("test_input_required_result_multiple_inputs", "MRTR: asks by elicitation, sampling and roots at once", noArgs),
+			func(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+				return fmt.Sprintf("name=%s; greeting=%s; roots=%s", userName.Get(c).Name, greeting.Get(c).Text(), rootURIs(clientRoots.Get(c))), nil
+			}, userName, greeting, clientRoots),
+		mcpserver.AddTool(s, tool("test_input_required_result_multi_round", "MRTR: two rounds of questions, state carried between them", noArgs),
+			func(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+				return fmt.Sprintf("Hello %s, your favorite color is %s.", step1.Get(c).Name, step2.Get(c).Color), nil
+			}, step1, step2),
+		mcpserver.AddTool(s, tool("test_input_required_result_tampered_state", "MRTR: sealed requestState; an altered state is refused", noArgs),
+			func(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+				return "requestState verified; confirmation " + confirmation(confirm.Outcome(c)), nil
+			}, confirm),
+		// Hand-built: see the file comment.
+		mcpserver.AddTool(s, tool("test_input_required_result_capabilities", "MRTR: asks only for what this request's client capabilities allow", noArgs),
+			mrtrCapabilities),
+	)
+}
+
+// confirmation is what the user did with the confirm form: true or false
+// when they accepted it, (decline) or (cancel) otherwise.
+func confirmation(e mcpserver.Elicitation[confirmForm]) string {
+	if !e.Accepted() {
+		return "(" + string(e.Action) + ")"
+	}
+	return fmt.Sprint(e.Content.OK)
+}
+
+func rootURIs(roots []mcp.Root) string {
+	uris := make([]string, len(roots))
+	for i, root := range roots {
+		uris[i] = root.URI
+	}
+	return strings.Join(uris, ", ")
+}
+
+// mrtrElicitation asks for the user's name, without requestState. An
+// answer under user_name counts whenever it comes, even on a first call; an
+// accepted form without a name is asked again; a malformed answer is
+// -32602; a decline completes.
+func mrtrElicitation(ctx context.Context, c *mcpserver.Call, _ none) (mcp.CallToolOutcome, error) {
+	q := question{"user_name", mcp.NewElicitFormRequest("What is your name?", nameSchema)}
+	answers, more, err := handAsk(c, "elicitation", []question{q}, false)
+	if err != nil || more != nil {
+		return more, err
+	}
+	return mcp.TextResult("Hello, " + answers["user_name"] + "!"), nil
+}
+
+// mrtrCapabilities asks one question for each input capability the request
+// declares, and none for the others. With none declared it completes
+// without asking.
+func mrtrCapabilities(ctx context.Context, c *mcpserver.Call, _ none) (mcp.CallToolOutcome, error) {
+	caps := c.ClientCapabilities()
+	var qs []question
+	if caps.Elicitation.SupportsForm() {
+		qs = append(qs, question{"user_name", mcp.NewElicitFormRequest("What is your name?", nameSchema)})
+	}
+	if caps.Sampling != nil {
+		qs = append(qs, question{"capital_question", mcp.NewCreateMessageRequest(mcp.CreateMessageRequestParams{
+			Messages:  []mcp.SamplingMessage{userMessage("What is the capital of France?")},
+			MaxTokens: 100,
+		})})
+	}
+	if caps.Roots != nil {
+		qs = append(qs, question{"client_roots", mcp.NewListRootsRequest()})
+	}
+	if len(qs) == 0 {
+		return mcp.TextResult("The client declared no elicitation, sampling or roots capability; finished without asking."), nil
+	}
+	answers, more, err := handAsk(c, "capabilities", qs, true)
+	if err != nil || more != nil {
+		return more, err
+	}
+	keys := slices.Sorted(maps.Keys(answers))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + answers[k]
+	}
+	return mcp.TextResult("Received: " + strings.Join(parts, "; ")), nil
+}
+
+// ---- the prompt ----
+
+// registerMRTRPrompt registers the prompt of the
+// input-required-result-non-tool-request scenario: prompts/get asks for
+// context (a declared question) before it can build the messages.
+func registerMRTRPrompt(s *mcpserver.Server) error {
+	return mcpserver.AddPrompt(s, &mcp.Prompt{Name: "test_input_required_result_prompt", Description: "MRTR: prompts/get that asks for context first"},
+		func(ctx context.Context, c *mcpserver.Call, _ map[string]string) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{
+				Description: "A prompt built from context the user gave",
+				Messages: []mcp.PromptMessage{
+					{Role: mcp.RoleUser, Content: mcp.NewTextContent("Answer with this context in mind: " + userContext.Get(c).Context)},
+				},
+			}, nil
+		}, userContext)
+}
+
+// ---- the hand-built form ----
+
+// question is one hand-built input request, under its key.
 type question struct {
 	key string
 	ask mcp.InputRequest
 }
 
-// flow is a multi-round conversation with the client.
-type flow struct {
-	// name binds requestState to the tool or prompt that issued it.
-	name string
-	// rounds are asked in order; each must be fully answered before the
-	// next is asked.
-	rounds [][]question
-	// stateful flows send requestState (with the round reached and the
-	// answers so far). A flow of one round can do without.
-	stateful bool
-}
-
-// step is what a flow says about one request: either more questions (a
-// result to send) or the answers of every round.
-type step struct {
-	more    *mcp.InputRequiredResult
-	answers map[string]string
-}
-
-// advance runs one request through f. requestState, if any, must be one this
-// server sealed for f.
-func (f *fixture) advance(req *server.Request, fl flow, responses mcp.InputResponses, requestState string) (step, error) {
-	st := flowState{Flow: fl.name, Answers: map[string]string{}}
-	if fl.stateful && requestState == "" {
-		// A stateful flow's answers count only with the state that asked
-		// for them: without it, start over.
-		responses = nil
-	}
-	if requestState != "" {
-		// Verified by the boundary: this is the plaintext a round of this
-		// very tool issued. The checks below only guard against this
-		// file's own mistakes.
-		var opened flowState
-		if err := json.Unmarshal([]byte(requestState), &opened); err != nil || opened.Flow != fl.name {
-			return step{}, server.InvalidParams("Invalid params: invalid requestState")
+// handAsk runs one round of hand-built questions for one request: it
+// returns the answers once every question is answered, or the
+// InputRequiredResult that asks the rest. A stateful flow carries the
+// answers so far in requestState (plaintext here; mcpserver seals it), and
+// its answers count only with the state that asked for them; a stateless
+// one takes an answer whenever it comes.
+func handAsk(c *mcpserver.Call, flow string, qs []question, stateful bool) (map[string]string, *mcp.InputRequiredResult, error) {
+	st := flowState{Flow: flow}
+	responses := c.InputResponses()
+	if state := c.RequestState(); state != "" {
+		// Verified by mcpserver: this is the plaintext a round of this very
+		// tool issued, for these arguments. The check below only guards
+		// against this file's own mistakes.
+		if err := json.Unmarshal([]byte(state), &st); err != nil || st.Flow != flow {
+			return nil, nil, server.InvalidParams("Invalid params: invalid requestState")
 		}
-		st = opened
-		if st.Answers == nil {
-			st.Answers = map[string]string{}
+	} else if stateful {
+		responses = nil // no state: start over
+	}
+	if st.Answers == nil {
+		st.Answers = map[string]string{}
+	}
+	pending := mcp.InputRequests{}
+	for _, q := range qs {
+		if _, done := st.Answers[q.key]; done {
+			continue
 		}
-	}
-	for st.Round < len(fl.rounds) {
-		var pending []question
-		for _, q := range fl.rounds[st.Round] {
-			if _, done := st.Answers[q.key]; done {
-				continue
-			}
-			if !responses.Has(q.key) {
-				pending = append(pending, q)
-				continue
-			}
-			val, ok, err := answer(responses, q)
-			if err != nil {
-				return step{}, invalidInputResponse(err)
-			}
-			if !ok {
-				pending = append(pending, q) // answered without what was asked: ask again
-				continue
-			}
-			st.Answers[q.key] = val
+		if !responses.Has(q.key) {
+			pending[q.key] = q.ask
+			continue
 		}
-		if len(pending) > 0 {
-			return f.ask(req, fl, st, pending)
+		val, ok, err := answer(responses, q)
+		if err != nil {
+			return nil, nil, invalidInputResponse(err)
 		}
-		st.Round++
-		responses = nil // answers are per round: the next round's are still to come
+		if !ok {
+			pending[q.key] = q.ask // answered without what was asked: ask again
+			continue
+		}
+		st.Answers[q.key] = val
 	}
-	return step{answers: st.Answers}, nil
-}
-
-// ask builds the InputRequiredResult for the pending questions, after
-// checking that this request declared the capabilities they need.
-func (f *fixture) ask(req *server.Request, fl flow, st flowState, pending []question) (step, error) {
-	reqs := make(mcp.InputRequests, len(pending))
-	for _, q := range pending {
-		reqs[q.key] = q.ask
+	if len(pending) == 0 {
+		return st.Answers, nil, nil
 	}
-	if missing := req.ClientCapabilities().MissingFor(reqs); missing != nil {
-		return step{}, mcp.NewMissingRequiredClientCapabilityError(missing)
+	if missing := c.ClientCapabilities().MissingFor(pending); missing != nil {
+		return nil, nil, mcp.NewMissingRequiredClientCapabilityError(missing)
 	}
-	res := &mcp.InputRequiredResult{InputRequests: reqs}
-	if fl.stateful {
+	res := &mcp.InputRequiredResult{InputRequests: pending}
+	if stateful {
 		b, err := json.Marshal(st)
 		if err != nil {
-			return step{}, err
+			return nil, nil, err
 		}
-		res.RequestState = string(b) // plaintext; sealed by the boundary
+		res.RequestState = string(b) // plaintext; sealed by mcpserver
 	}
-	return step{more: res}, nil
+	return nil, res, nil
+}
+
+// flowState is the plaintext of a hand-built flow's requestState: which
+// flow issued it and the answers so far. Expiry, binding to the tool and
+// its arguments, and freshness are mcpserver's business, not this struct's.
+type flowState struct {
+	Flow    string            `json:"flow"`              // the flow that issued it
+	Answers map[string]string `json:"answers,omitempty"` // the answers so far, by key
 }
 
 // answer decodes the answer to q, as the kind of request q asked. ok is
@@ -169,179 +352,4 @@ func answer(responses mcp.InputResponses, q question) (val string, ok bool, err 
 		return strings.Join(uris, ", "), true, nil
 	}
 	return "", false, errors.New("unknown question kind")
-}
-
-// ---- the questions ----
-
-func askName(key, message string) question {
-	return question{key, mcp.NewElicitFormRequest(message, mcp.ElicitRequestedSchema{
-		Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": &mcp.StringSchema{Description: "Your name"}},
-		Required:   []string{"name"},
-	})}
-}
-
-func askConfirm(key string) question {
-	return question{key, mcp.NewElicitFormRequest("Please confirm", mcp.ElicitRequestedSchema{
-		Properties: map[string]mcp.PrimitiveSchemaDefinition{"ok": &mcp.BooleanSchema{Description: "Confirm"}},
-		Required:   []string{"ok"},
-	})}
-}
-
-func askColor(key string) question {
-	return question{key, mcp.NewElicitFormRequest("Step 2: What is your favorite color?", mcp.ElicitRequestedSchema{
-		Properties: map[string]mcp.PrimitiveSchemaDefinition{"color": &mcp.StringSchema{Description: "Your favorite color"}},
-		Required:   []string{"color"},
-	})}
-}
-
-func askContext(key string) question {
-	return question{key, mcp.NewElicitFormRequest("What context should the prompt use?", mcp.ElicitRequestedSchema{
-		Properties: map[string]mcp.PrimitiveSchemaDefinition{"context": &mcp.StringSchema{Description: "Context for the prompt"}},
-		Required:   []string{"context"},
-	})}
-}
-
-func askLLM(key, text string, maxTokens int64) question {
-	return question{key, mcp.NewCreateMessageRequest(mcp.CreateMessageRequestParams{
-		Messages:  []mcp.SamplingMessage{userMessage(text)},
-		MaxTokens: maxTokens,
-	})}
-}
-
-func askRoots(key string) question {
-	return question{key, mcp.NewListRootsRequest()}
-}
-
-// ---- the tools ----
-
-// mrtrTools returns the tools of the input-required-result-* scenarios.
-func (f *fixture) mrtrTools() []toolDef {
-	oneRound := func(name string, qs ...question) flow {
-		return flow{name: name, rounds: [][]question{qs}}
-	}
-	return []toolDef{
-		f.mrtrTool("test_input_required_result_elicitation", "MRTR: asks for the user's name by elicitation",
-			oneRound("elicitation", askName("user_name", "What is your name?")),
-			func(a map[string]string) string { return "Hello, " + a["user_name"] + "!" }),
-		f.mrtrTool("test_input_required_result_sampling", "MRTR: asks the client's LLM a question",
-			oneRound("sampling", askLLM("capital_question", "What is the capital of France?", 100)),
-			func(a map[string]string) string { return "The model answered: " + a["capital_question"] }),
-		f.mrtrTool("test_input_required_result_list_roots", "MRTR: asks for the client's roots",
-			oneRound("list_roots", askRoots("client_roots")),
-			func(a map[string]string) string { return "Client roots: " + a["client_roots"] }),
-		f.mrtrTool("test_input_required_result_request_state", "MRTR: asks for a confirmation and carries requestState",
-			flow{name: "request_state", rounds: [][]question{{askConfirm("confirm")}}, stateful: true},
-			func(a map[string]string) string {
-				return "state-ok: requestState verified, confirmation " + a["confirm"]
-			}),
-		f.mrtrTool("test_input_required_result_multiple_inputs", "MRTR: asks by elicitation, sampling and roots at once",
-			flow{name: "multiple_inputs", stateful: true, rounds: [][]question{{
-				askName("user_name", "What is your name?"),
-				askLLM("greeting", "Generate a greeting", 50),
-				askRoots("client_roots"),
-			}}},
-			func(a map[string]string) string {
-				return fmt.Sprintf("name=%s; greeting=%s; roots=%s", a["user_name"], a["greeting"], a["client_roots"])
-			}),
-		f.mrtrTool("test_input_required_result_multi_round", "MRTR: two rounds of questions, state carried between them",
-			flow{name: "multi_round", stateful: true, rounds: [][]question{
-				{askName("step1", "Step 1: What is your name?")},
-				{askColor("step2")},
-			}},
-			func(a map[string]string) string {
-				return fmt.Sprintf("Hello %s, your favorite color is %s.", a["step1"], a["step2"])
-			}),
-		f.mrtrTool("test_input_required_result_tampered_state", "MRTR: sealed requestState; an altered state is refused",
-			flow{name: "tampered_state", rounds: [][]question{{askConfirm("confirm")}}, stateful: true},
-			func(a map[string]string) string { return "requestState verified; confirmation " + a["confirm"] }),
-		{tool("test_input_required_result_capabilities", "MRTR: asks only for what this request's client capabilities allow", noArgs), f.capabilitiesTool},
-	}
-}
-
-// mrtrTool builds a tool that runs fl and, once it is answered, completes
-// with the text done makes of the answers.
-func (f *fixture) mrtrTool(name, description string, fl flow, done func(map[string]string) string) toolDef {
-	call := func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-		s, err := f.advance(req, fl, p.InputResponses, p.RequestState)
-		if err != nil {
-			return nil, err
-		}
-		if s.more != nil {
-			return s.more, nil
-		}
-		return mcp.TextResult(done(s.answers)), nil
-	}
-	return toolDef{tool(name, description, noArgs), call}
-}
-
-// capabilitiesTool asks one question for each input capability the request
-// declares, and none for the others. With none declared it completes
-// without asking.
-func (f *fixture) capabilitiesTool(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	caps := req.ClientCapabilities()
-	var qs []question
-	if caps.Elicitation.SupportsForm() {
-		qs = append(qs, askName("user_name", "What is your name?"))
-	}
-	if caps.Sampling != nil {
-		qs = append(qs, askLLM("capital_question", "What is the capital of France?", 100))
-	}
-	if caps.Roots != nil {
-		qs = append(qs, askRoots("client_roots"))
-	}
-	if len(qs) == 0 {
-		return mcp.TextResult("The client declared no elicitation, sampling or roots capability; finished without asking."), nil
-	}
-	s, err := f.advance(req, flow{name: "capabilities", rounds: [][]question{qs}, stateful: true}, p.InputResponses, p.RequestState)
-	if err != nil {
-		return nil, err
-	}
-	if s.more != nil {
-		return s.more, nil
-	}
-	keys := make([]string, 0, len(s.answers))
-	for k := range s.answers {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + s.answers[k]
-	}
-	return mcp.TextResult("Received: " + strings.Join(parts, "; ")), nil
-}
-
-// ---- the prompt ----
-
-// mrtrPrompt is the prompt of the input-required-result-non-tool-request
-// scenario: prompts/get asks for context before it can build the messages.
-func (f *fixture) mrtrPrompt() promptDef {
-	fl := flow{name: "prompt", rounds: [][]question{{askContext("user_context")}}}
-	get := func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
-		s, err := f.advance(req, fl, p.InputResponses, p.RequestState)
-		if err != nil {
-			return nil, err
-		}
-		if s.more != nil {
-			return s.more, nil
-		}
-		return &mcp.GetPromptResult{
-			Description: "A prompt built from context the user gave",
-			Messages: []mcp.PromptMessage{
-				{Role: mcp.RoleUser, Content: mcp.NewTextContent("Answer with this context in mind: " + s.answers["user_context"])},
-			},
-		}, nil
-	}
-	return promptDef{mcp.Prompt{Name: "test_input_required_result_prompt", Description: "MRTR: prompts/get that asks for context first"}, get}
-}
-
-// ---- requestState ----
-
-// flowState is the plaintext of requestState: which flow issued it, the
-// round reached and the answers so far. Expiry, binding to the tool and its
-// arguments, and freshness are the boundary's business, not this struct's.
-type flowState struct {
-	Flow    string            `json:"flow"`              // the flow that issued it
-	Round   int               `json:"round"`             // the round being asked
-	Answers map[string]string `json:"answers,omitempty"` // the answers so far, by key
 }

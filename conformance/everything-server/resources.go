@@ -3,95 +3,97 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"regexp"
+	"errors"
 	"strings"
 
 	"github.com/parley-mcp/parley/mcp"
-	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/mcpserver"
 )
 
-// The static resources, in listing order.
-var resources = []mcp.Resource{
+// The static resources, in listing order, with their contents.
+var resources = []struct {
+	mcp.Resource
+	contents mcp.ResourceContents
+}{
 	{
-		URI:         "test://static-text",
-		Name:        "static-text",
-		Title:       "Static Text Resource",
-		Description: "A static text resource for testing",
-		MIMEType:    "text/plain",
+		mcp.Resource{
+			URI:         "test://static-text",
+			Name:        "static-text",
+			Title:       "Static Text Resource",
+			Description: "A static text resource for testing",
+			MIMEType:    "text/plain",
+		},
+		&mcp.TextResourceContents{URI: "test://static-text", MIMEType: "text/plain", Text: "This is the content of the static text resource."},
 	},
 	{
-		URI:         "test://static-binary",
-		Name:        "static-binary",
-		Title:       "Static Binary Resource",
-		Description: "A static binary resource (a PNG image) for testing",
-		MIMEType:    "image/png",
+		mcp.Resource{
+			URI:         "test://static-binary",
+			Name:        "static-binary",
+			Title:       "Static Binary Resource",
+			Description: "A static binary resource (a PNG image) for testing",
+			MIMEType:    "image/png",
+		},
+		&mcp.BlobResourceContents{URI: "test://static-binary", MIMEType: "image/png", Blob: redPixelPNG},
 	},
 	{
-		URI:         "test://watched-resource",
-		Name:        "watched-resource",
-		Title:       "Watched Resource",
-		Description: "A resource that can be subscribed to with subscriptions/listen",
-		MIMEType:    "text/plain",
+		mcp.Resource{
+			URI:         "test://watched-resource",
+			Name:        "watched-resource",
+			Title:       "Watched Resource",
+			Description: "A resource that can be subscribed to with subscriptions/listen",
+			MIMEType:    "text/plain",
+		},
+		&mcp.TextResourceContents{URI: "test://watched-resource", MIMEType: "text/plain", Text: "This is the content of the watched resource."},
 	},
 }
 
-var templates = []mcp.ResourceTemplate{{
+var dataTemplate = mcp.ResourceTemplate{
 	URITemplate: "test://template/{id}/data",
 	Name:        "template-data",
 	Title:       "Template Resource",
 	Description: "A resource template whose {id} is substituted into the data",
 	MIMEType:    "application/json",
-}}
-
-// templateURI matches the one template; the group is {id}.
-var templateURI = regexp.MustCompile(`^test://template/([^/]+)/data$`)
-
-// registerResources fills the resources slots.
-func (f *fixture) registerResources() {
-	f.srv.HandleListResources(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
-		page, next, err := server.Paginate(resources, p.Cursor, 0)
-		if err != nil {
-			return nil, err
-		}
-		return &mcp.ListResourcesResult{Resources: page, NextCursor: next}, nil
-	})
-	f.srv.HandleListResourceTemplates(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
-		page, next, err := server.Paginate(templates, p.Cursor, 0)
-		if err != nil {
-			return nil, err
-		}
-		return &mcp.ListResourceTemplatesResult{ResourceTemplates: page, NextCursor: next}, nil
-	})
-	f.srv.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
-		c := readResource(p.URI)
-		if c == nil {
-			// Never an empty contents list (SEP-2164): -32602 with the URI.
-			return nil, server.ResourceNotFound(p.URI)
-		}
-		return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{c}}, nil
-	})
 }
 
-// readResource returns the contents of uri, or nil if there is no such
-// resource.
-func readResource(uri string) mcp.ResourceContents {
-	switch uri {
-	case "test://static-text":
-		return &mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: "This is the content of the static text resource."}
-	case "test://static-binary":
-		return &mcp.BlobResourceContents{URI: uri, MIMEType: "image/png", Blob: redPixelPNG}
-	case "test://watched-resource":
-		return &mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: "This is the content of the watched resource."}
+// templateVars are the variables of dataTemplate.
+type templateVars struct {
+	ID string `json:"id"`
+}
+
+// registerResources registers the static resources and the template. A URI
+// that neither knows is mcpserver's resource-not-found error (-32602 with
+// the URI, never an empty contents list: SEP-2164).
+func (f *fixture) registerResources() error {
+	var errs []error
+	for _, r := range resources {
+		contents := r.contents
+		errs = append(errs, f.srv.AddResource(&r.Resource, func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{contents}}, nil
+		}))
 	}
-	if m := templateURI.FindStringSubmatch(uri); m != nil {
-		data, _ := json.Marshal(map[string]any{
-			"id":           m[1],
-			"templateTest": true,
-			"data":         "Data for ID: " + m[1],
-		})
-		return &mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(data)}
+	errs = append(errs, mcpserver.AddResourceTemplate(f.srv, &dataTemplate, readTemplate))
+	return errors.Join(errs...)
+}
+
+// readTemplate serves test://template/{id}/data.
+func readTemplate(ctx context.Context, c *mcpserver.Call, v templateVars) (*mcp.ReadResourceResult, error) {
+	data, err := json.Marshal(map[string]any{
+		"id":           v.ID,
+		"templateTest": true,
+		"data":         "Data for ID: " + v.ID,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	// The contents carry the URI exactly as the client sent it; the Call's
+	// low-level request holds it.
+	uri := "test://template/" + v.ID + "/data"
+	if p, ok := c.Params.(*mcp.ReadResourceRequestParams); ok {
+		uri = p.URI
+	}
+	return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{
+		&mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(data)},
+	}}, nil
 }
 
 // Completion candidates, by argument.
@@ -101,29 +103,25 @@ var completions = map[string][]string{
 	"id":   {"1", "2", "3", "123"},
 }
 
-// registerCompletion fills the completion/complete slot: values for the
-// arguments of test_prompt_with_arguments and of the resource template,
-// filtered by the prefix typed so far.
-func (f *fixture) registerCompletion() {
-	f.srv.HandleComplete(func(ctx context.Context, req *server.Request, p *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
-		switch ref := p.Ref.(type) {
-		case *mcp.PromptReference:
-			if ref.Name != "test_prompt_with_arguments" || (p.Argument.Name != "arg1" && p.Argument.Name != "arg2") {
-				return &mcp.CompleteResult{}, nil
-			}
-		case *mcp.ResourceTemplateReference:
-			if ref.URI != templates[0].URITemplate || p.Argument.Name != "id" {
-				return &mcp.CompleteResult{}, nil
-			}
-		default:
-			return nil, server.InvalidParams("Invalid params: ref must be ref/prompt or ref/resource")
-		}
+// registerCompletion registers the completions: values for the arguments
+// of test_prompt_with_arguments and of the resource template, filtered by
+// the prefix typed so far. Anything else gets no suggestions.
+func (f *fixture) registerCompletion() error {
+	f.srv.CompletePromptArgument("test_prompt_with_arguments", "arg1", complete("arg1"))
+	f.srv.CompletePromptArgument("test_prompt_with_arguments", "arg2", complete("arg2"))
+	f.srv.CompleteTemplateVariable(dataTemplate.URITemplate, "id", complete("id"))
+	return nil
+}
+
+// complete suggests the candidates of arg that start with what was typed.
+func complete(arg string) mcpserver.CompleteFunc {
+	return func(ctx context.Context, c *mcpserver.Call, value string, resolved map[string]string) ([]string, error) {
 		var values []string
-		for _, v := range completions[p.Argument.Name] {
-			if strings.HasPrefix(v, p.Argument.Value) {
+		for _, v := range completions[arg] {
+			if strings.HasPrefix(v, value) {
 				values = append(values, v)
 			}
 		}
-		return &mcp.CompleteResult{Completion: mcp.Completion{Values: values, Total: len(values)}}, nil
-	})
+		return values, nil
+	}
 }

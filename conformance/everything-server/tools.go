@@ -15,17 +15,13 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/server"
 )
 
-// toolHandler serves one tool.
-type toolHandler func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error)
-
-// toolDef is a tool's listing and its handler.
-type toolDef struct {
-	tool mcp.Tool
-	call toolHandler
-}
+// none is the arguments of a tool that takes none: its inputSchema is
+// noArgs, written by hand.
+type none struct{}
 
 // Schemas used by several tools.
 var (
@@ -68,94 +64,61 @@ var (
 // The name of the tool that test_trigger_tool_change adds and removes.
 const dynamicToolName = "test_dynamic_tool"
 
-// registerTools fills the tools/list and tools/call slots.
-func (f *fixture) registerTools() {
-	defs := []toolDef{
-		{tool("test_simple_text", "Returns a simple text response", noArgs), f.simpleText},
-		{tool("test_image_content", "Returns a 1x1 red PNG image", noArgs), f.imageContent},
-		{tool("test_audio_content", "Returns a short WAV audio clip", noArgs), f.audioContent},
-		{tool("test_embedded_resource", "Returns an embedded text resource", noArgs), f.embeddedResource},
-		{tool("test_multiple_content_types", "Returns text, image and resource content", noArgs), f.multipleContentTypes},
-		{tool("test_tool_with_logging", "Sends three log messages while it runs", noArgs), f.toolWithLogging},
-		{tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100", noArgs), f.toolWithProgress},
-		{tool("test_error_handling", "Always fails with a tool error", noArgs), f.errorHandling},
-		{tool("test_sampling", "Asks the client's LLM to answer a prompt",
-			json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`)), f.sampling},
-		{tool("test_elicitation", "Asks the user for a username and an email address",
-			json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]}`)), f.elicitation},
-		{tool("test_elicitation_sep1034_defaults", "Elicits a form whose fields all have defaults (SEP-1034)", noArgs), f.elicitationDefaults},
-		{tool("test_elicitation_sep1330_enums", "Elicits a form with every enum variant (SEP-1330)", noArgs), f.elicitationEnums},
-		{tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", jsonSchema2020Tool), f.jsonSchema2020},
-		{tool("test_reconnection", "Completes after a short pause (2025-11-25 SSE polling fixture)", noArgs), f.reconnection},
-		{tool("test_x_mcp_header", "Echoes a parameter that is mirrored into the Mcp-Param-Region header",
-			json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","description":"The region","x-mcp-header":"Region"}},"required":["region"]}`)), f.xMCPHeader},
-		{tool("test_missing_capability", "Needs the sampling client capability; fails with -32021 without it", noArgs), f.missingCapability},
-		{tool("test_streaming_elicitation", "Reports progress, then asks for input in its result, never by a request on the stream", noArgs), f.streamingElicitation},
-		{tool("test_logging_tool", "Logs a message, which is sent only if the request set a log level", noArgs), f.loggingTool},
-		{tool("test_trigger_tool_change", "Adds or removes "+dynamicToolName+" and announces the tool list change", noArgs), f.triggerToolChange},
-		{tool("test_trigger_prompt_change", "Adds or removes "+dynamicPromptName+" and announces the prompt list change", noArgs), f.triggerPromptChange},
-	}
-	defs = append(defs, f.mrtrTools()...)
-
-	f.tools = make(map[string]toolDef, len(defs)+1)
-	order := make([]string, 0, len(defs))
-	for _, d := range defs {
-		f.tools[d.tool.Name] = d
-		order = append(order, d.tool.Name)
-	}
-	dynamic := toolDef{tool(dynamicToolName, "Exists only while test_trigger_tool_change has added it", noArgs), f.simpleText}
-
-	f.srv.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-		list := make([]mcp.Tool, 0, len(order)+1)
-		for _, name := range order {
-			list = append(list, f.tools[name].tool)
-		}
-		if f.hasDynamicTool() {
-			list = append(list, dynamic.tool)
-		}
-		page, next, err := server.Paginate(list, p.Cursor, 0)
-		if err != nil {
-			return nil, err
-		}
-		return &mcp.ListToolsResult{Tools: page, NextCursor: next}, nil
-	})
-	f.srv.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-		d, ok := f.tools[p.Name]
-		if !ok && p.Name == dynamicToolName && f.hasDynamicTool() {
-			d, ok = dynamic, true
-		}
-		if !ok {
-			return nil, server.InvalidParams("Unknown tool: %s", p.Name)
-		}
-		return d.call(ctx, req, p)
-	})
+// registerTools registers the tools, in tools/list order: these, then the
+// multi-round-trip ones (mrtr.go); test_dynamic_tool joins the end of the
+// list while test_trigger_tool_change has added it.
+func (f *fixture) registerTools() error {
+	s := f.srv
+	return errors.Join(
+		mcpserver.AddTool(s, tool("test_simple_text", "Returns a simple text response", noArgs), simpleText),
+		mcpserver.AddTool(s, tool("test_image_content", "Returns a 1x1 red PNG image", noArgs), imageContent),
+		mcpserver.AddTool(s, tool("test_audio_content", "Returns a short WAV audio clip", noArgs), audioContent),
+		mcpserver.AddTool(s, tool("test_embedded_resource", "Returns an embedded text resource", noArgs), embeddedResource),
+		mcpserver.AddTool(s, tool("test_multiple_content_types", "Returns text, image and resource content", noArgs), multipleContentTypes),
+		mcpserver.AddTool(s, tool("test_tool_with_logging", "Sends three log messages while it runs", noArgs), toolWithLogging),
+		mcpserver.AddTool(s, tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100", noArgs), toolWithProgress),
+		mcpserver.AddTool(s, tool("test_error_handling", "Always fails with a tool error", noArgs), errorHandling),
+		mcpserver.AddTool(s, tool("test_sampling", "Asks the client's LLM to answer a prompt",
+			json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`)),
+			sampling, llmResponse),
+		mcpserver.AddTool(s, tool("test_elicitation", "Asks the user for a username and an email address",
+			json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]}`)),
+			elicitation, userInfo),
+		mcpserver.AddTool(s, tool("test_elicitation_sep1034_defaults", "Elicits a form whose fields all have defaults (SEP-1034)", noArgs),
+			elicitationDefaults, defaults),
+		mcpserver.AddTool(s, tool("test_elicitation_sep1330_enums", "Elicits a form with every enum variant (SEP-1330)", noArgs), elicitationEnums),
+		mcpserver.AddTool(s, tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", jsonSchema2020Tool), jsonSchema2020),
+		mcpserver.AddTool(s, tool("test_reconnection", "Completes after a short pause (2025-11-25 SSE polling fixture)", noArgs), reconnection),
+		mcpserver.AddTool(s, tool("test_x_mcp_header", "Echoes a parameter that is mirrored into the Mcp-Param-Region header",
+			json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","description":"The region","x-mcp-header":"Region"}},"required":["region"]}`)), xMCPHeader),
+		mcpserver.AddTool(s, tool("test_missing_capability", "Needs the sampling client capability; fails with -32021 without it", noArgs), missingCapability),
+		mcpserver.AddTool(s, tool("test_streaming_elicitation", "Reports progress, then asks for input in its result, never by a request on the stream", noArgs), streamingElicitation),
+		mcpserver.AddTool(s, tool("test_logging_tool", "Logs a message, which is sent only if the request set a log level", noArgs), loggingTool),
+		mcpserver.AddTool(s, tool("test_trigger_tool_change", "Adds or removes "+dynamicToolName+" and announces the tool list change", noArgs), f.triggerToolChange),
+		mcpserver.AddTool(s, tool("test_trigger_prompt_change", "Adds or removes "+dynamicPromptName+" and announces the prompt list change", noArgs), f.triggerPromptChange),
+		f.registerMRTRTools(),
+	)
 }
 
-func tool(name, description string, schema json.RawMessage) mcp.Tool {
-	return mcp.Tool{Name: name, Description: description, InputSchema: schema}
-}
-
-func (f *fixture) hasDynamicTool() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.dynamicTool
+func tool(name, description string, schema json.RawMessage) *mcp.Tool {
+	return &mcp.Tool{Name: name, Description: description, InputSchema: schema}
 }
 
 // ---- content ----
 
-func (f *fixture) simpleText(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	return mcp.TextResult("This is a simple text response for testing."), nil
+func simpleText(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+	return "This is a simple text response for testing.", nil
 }
 
-func (f *fixture) imageContent(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func imageContent(ctx context.Context, c *mcpserver.Call, _ none) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.ContentBlock{mcp.NewImageContent(redPixelPNG, "image/png")}}, nil
 }
 
-func (f *fixture) audioContent(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func audioContent(ctx context.Context, c *mcpserver.Call, _ none) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.ContentBlock{mcp.NewAudioContent(silenceWAV, "audio/wav")}}, nil
 }
 
-func (f *fixture) embeddedResource(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func embeddedResource(ctx context.Context, c *mcpserver.Call, _ none) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.ContentBlock{
 		mcp.NewEmbeddedResource(&mcp.TextResourceContents{
 			URI:      "test://embedded-resource",
@@ -165,7 +128,7 @@ func (f *fixture) embeddedResource(ctx context.Context, req *server.Request, p *
 	}}, nil
 }
 
-func (f *fixture) multipleContentTypes(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func multipleContentTypes(ctx context.Context, c *mcpserver.Call, _ none) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.ContentBlock{
 		mcp.NewTextContent("Multiple content types test:"),
 		mcp.NewImageContent(redPixelPNG, "image/png"),
@@ -177,98 +140,107 @@ func (f *fixture) multipleContentTypes(ctx context.Context, req *server.Request,
 	}}, nil
 }
 
-func (f *fixture) errorHandling(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func errorHandling(ctx context.Context, c *mcpserver.Call, _ none) (*mcp.CallToolResult, error) {
 	return mcp.ErrorResult("This tool intentionally returns an error for testing"), nil
 }
 
-func (f *fixture) jsonSchema2020(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	var args map[string]any
-	if err := p.DecodeArguments(&args); err != nil {
-		return nil, server.InvalidParams("Invalid arguments: %v", err)
+// jsonSchema2020 echoes its arguments, which mcpserver has validated
+// against jsonSchema2020Tool.
+func jsonSchema2020(ctx context.Context, c *mcpserver.Call, args map[string]any) (string, error) {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return "", err
 	}
-	b, _ := json.Marshal(args)
-	return mcp.TextResult("Received: " + string(b)), nil
+	return "Received: " + string(b), nil
 }
 
-func (f *fixture) xMCPHeader(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	var args struct {
-		Region string `json:"region"`
-	}
-	if err := p.DecodeArguments(&args); err != nil {
-		return nil, server.InvalidParams("Invalid arguments: %v", err)
-	}
-	return mcp.TextResult("region=" + args.Region), nil
+type regionArgs struct {
+	Region string `json:"region"`
+}
+
+func xMCPHeader(ctx context.Context, c *mcpserver.Call, args regionArgs) (string, error) {
+	return "region=" + args.Region, nil
 }
 
 // reconnection is the 2025-11-25 SSE polling fixture. 2026-07-28 streams
 // cannot be resumed (closing a request's stream cancels it), so it only
 // pauses, then completes.
-func (f *fixture) reconnection(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func reconnection(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
 	if err := sleep(ctx, 100*time.Millisecond); err != nil {
-		return nil, err
+		return "", err
 	}
-	return mcp.TextResult("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
+	return "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.", nil
 }
 
 // ---- notifications on the request's stream ----
 
-func (f *fixture) toolWithLogging(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func toolWithLogging(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
 	steps := []string{"Tool execution started", "Tool processing data", "Tool execution completed"}
 	for i, msg := range steps {
 		if i > 0 {
 			if err := sleep(ctx, 50*time.Millisecond); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
-		if err := req.Log(ctx, mcp.LevelInfo, "test_tool_with_logging", msg); err != nil {
-			return nil, err
+		if err := c.Log(ctx, mcp.LevelInfo, "test_tool_with_logging", msg); err != nil {
+			return "", err
 		}
 	}
-	return mcp.TextResult("Tool with logging executed successfully"), nil
+	return "Tool with logging executed successfully", nil
 }
 
-func (f *fixture) toolWithProgress(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+func toolWithProgress(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
 	for i, progress := range []float64{0, 50, 100} {
 		if i > 0 {
 			if err := sleep(ctx, 50*time.Millisecond); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
-		if err := req.Progress(ctx, progress, 100, ""); err != nil {
-			return nil, err
+		if err := c.Progress(ctx, progress, 100, ""); err != nil {
+			return "", err
 		}
 	}
-	return mcp.TextResult("Tool with progress executed successfully"), nil
+	return "Tool with progress executed successfully", nil
 }
 
 // loggingTool logs at info level. Request.Log sends nothing unless the
 // request set io.modelcontextprotocol/logLevel, which the server-stateless
 // scenario checks.
-func (f *fixture) loggingTool(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	if err := req.Log(ctx, mcp.LevelInfo, "test_logging_tool", "Diagnostic log message"); err != nil {
-		return nil, err
+func loggingTool(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+	if err := c.Log(ctx, mcp.LevelInfo, "test_logging_tool", "Diagnostic log message"); err != nil {
+		return "", err
 	}
-	return mcp.TextResult("Logging evaluated"), nil
+	return "Logging evaluated", nil
 }
 
 // ---- list changes ----
 
-func (f *fixture) triggerToolChange(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+// triggerToolChange adds test_dynamic_tool, or removes it if it is there.
+// mcpserver tells listening clients the tool list changed.
+func (f *fixture) triggerToolChange(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dynamicTool {
+		f.srv.RemoveTools(dynamicToolName)
+	} else if err := mcpserver.AddTool(f.srv, tool(dynamicToolName, "Exists only while test_trigger_tool_change has added it", noArgs), simpleText); err != nil {
+		return "", err
+	}
 	f.dynamicTool = !f.dynamicTool
-	added := f.dynamicTool
-	f.mu.Unlock()
-	f.srv.NotifyToolListChanged()
-	return mcp.TextResult(changeText(dynamicToolName, added)), nil
+	return changeText(dynamicToolName, f.dynamicTool), nil
 }
 
-func (f *fixture) triggerPromptChange(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+// triggerPromptChange adds test_dynamic_prompt, or removes it if it is
+// there. mcpserver tells listening clients the prompt list changed.
+func (f *fixture) triggerPromptChange(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dynamicPrompt {
+		f.srv.RemovePrompts(dynamicPromptName)
+	} else if err := mcpserver.AddPrompt(f.srv, &mcp.Prompt{Name: dynamicPromptName, Description: "Exists only while test_trigger_prompt_change has added it"}, simplePrompt); err != nil {
+		return "", err
+	}
 	f.dynamicPrompt = !f.dynamicPrompt
-	added := f.dynamicPrompt
-	f.mu.Unlock()
-	f.srv.NotifyPromptListChanged()
-	return mcp.TextResult(changeText(dynamicPromptName, added)), nil
+	return changeText(dynamicPromptName, f.dynamicPrompt), nil
 }
 
 func changeText(name string, added bool) string {
@@ -281,12 +253,13 @@ func changeText(name string, added bool) string {
 // ---- capabilities ----
 
 // missingCapability needs sampling. Without it the request fails with
-// -32021 and data.requiredCapabilities {"sampling":{}}.
-func (f *fixture) missingCapability(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	if req.ClientCapabilities().Sampling == nil {
-		return nil, mcp.NewMissingRequiredClientCapabilityError(&mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}})
+// -32021 and data.requiredCapabilities {"sampling":{}}: a *jsonrpc.Error
+// from a body is sent as the protocol error it is.
+func missingCapability(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+	if c.ClientCapabilities().Sampling == nil {
+		return "", mcp.NewMissingRequiredClientCapabilityError(&mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}})
 	}
-	return mcp.TextResult("Client declared the sampling capability; proceeding."), nil
+	return "Client declared the sampling capability; proceeding.", nil
 }
 
 // ---- tools that need input from the client ----
@@ -294,70 +267,101 @@ func (f *fixture) missingCapability(ctx context.Context, req *server.Request, p 
 // Under 2026-07-28 a server never sends requests to the client: a tool that
 // needs the user or the client's LLM answers with an InputRequiredResult and
 // reads the answers from the retry's inputResponses. Each of these tools
-// asks under one key and completes once that key is answered.
+// asks one question under one key and completes once it is answered.
+//
+// test_sampling, test_elicitation and test_elicitation_sep1034_defaults
+// declare their question (mcpserver.Sample, mcpserver.Elicit): mcpserver
+// asks it, checks the answer against what was asked and runs the body
+// once it is answered. test_elicitation_sep1330_enums and
+// test_streaming_elicitation build their InputRequiredResult by hand: the
+// first because its form has multi-select (array) fields, which a form
+// struct of mcpserver.Elicit cannot hold; the second because it reports
+// progress in the very round that asks, before the question goes out,
+// while a declared question is asked before the body runs.
 
-// sampling asks the client's LLM to answer the prompt argument.
-func (f *fixture) sampling(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	var args struct {
-		Prompt string `json:"prompt"`
-	}
-	if err := p.DecodeArguments(&args); err != nil {
-		return nil, server.InvalidParams("Invalid arguments: %v", err)
-	}
-	if args.Prompt == "" {
-		return nil, server.InvalidParams("Invalid arguments: prompt is required")
-	}
-	const key = "llm_response"
-	if !p.InputResponses.Has(key) {
-		return askOne(req, key, mcp.NewCreateMessageRequest(mcp.CreateMessageRequestParams{
-			Messages:  []mcp.SamplingMessage{userMessage(args.Prompt)},
-			MaxTokens: 100,
-		}))
-	}
-	r, err := p.InputResponses.Sample(key)
-	if err != nil {
-		return nil, invalidInputResponse(err)
-	}
-	return mcp.TextResult("LLM response: " + r.Text()), nil
+type samplingArgs struct {
+	Prompt string `json:"prompt"`
 }
 
-// elicitation asks the user for a username and an email address.
-func (f *fixture) elicitation(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	var args struct {
-		Message string `json:"message"`
+// llmResponse asks the client's LLM the prompt argument of test_sampling.
+var llmResponse = mcpserver.Sample("llm_response", func(a samplingArgs, _ *mcpserver.Call) mcp.CreateMessageRequestParams {
+	return mcp.CreateMessageRequestParams{
+		Messages:  []mcp.SamplingMessage{userMessage(a.Prompt)},
+		MaxTokens: 100,
 	}
-	if err := p.DecodeArguments(&args); err != nil {
-		return nil, server.InvalidParams("Invalid arguments: %v", err)
-	}
-	if args.Message == "" {
-		return nil, server.InvalidParams("Invalid arguments: message is required")
-	}
-	schema := mcp.ElicitRequestedSchema{
-		Properties: map[string]mcp.PrimitiveSchemaDefinition{
-			"username": &mcp.StringSchema{Description: "User's response"},
-			"email":    &mcp.StringSchema{Description: "User's email address"},
-		},
-		Required: []string{"username", "email"},
-	}
-	return elicitOnce(req, p, "user_info", args.Message, schema)
+})
+
+func sampling(ctx context.Context, c *mcpserver.Call, _ samplingArgs) (string, error) {
+	return "LLM response: " + llmResponse.Get(c).Text(), nil
 }
 
-// elicitationDefaults elicits a form whose every field has a default.
-func (f *fixture) elicitationDefaults(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	schema := mcp.ElicitRequestedSchema{
-		Properties: map[string]mcp.PrimitiveSchemaDefinition{
-			"name":     &mcp.StringSchema{Description: "User name", Default: "John Doe"},
-			"age":      &mcp.NumberSchema{Type: mcp.TypeInteger, Description: "User age", Default: ptr(30.0)},
-			"score":    &mcp.NumberSchema{Type: mcp.TypeNumber, Description: "User score", Default: ptr(95.5)},
-			"status":   &mcp.UntitledSingleSelectEnumSchema{Description: "User status", Enum: []string{"active", "inactive", "pending"}, Default: "active"},
-			"verified": &mcp.BooleanSchema{Description: "Verification status", Default: ptr(true)},
-		},
-	}
-	return elicitOnce(req, p, "defaults", "Please review and update the form fields with defaults", schema)
+type elicitationArgs struct {
+	Message string `json:"message"`
 }
 
-// elicitationEnums elicits a form with each of the five enum variants.
-func (f *fixture) elicitationEnums(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+// userInfoForm is the form test_elicitation shows.
+type userInfoForm struct {
+	Username string `json:"username"`
+	Email    string `json:"email"`
+}
+
+// userInfo asks the user for a username and an email address, with the
+// message argument of test_elicitation. A decline or cancel completes the
+// call too: the body reports the action.
+var userInfo = mcpserver.Elicit[userInfoForm]("user_info", func(a elicitationArgs, _ *mcpserver.Call) string {
+	return a.Message
+}).WithSchema(mcp.ElicitRequestedSchema{
+	Properties: map[string]mcp.PrimitiveSchemaDefinition{
+		"username": &mcp.StringSchema{Description: "User's response"},
+		"email":    &mcp.StringSchema{Description: "User's email address"},
+	},
+	Required: []string{"username", "email"},
+}).AllowDecline()
+
+func elicitation(ctx context.Context, c *mcpserver.Call, _ elicitationArgs) (string, error) {
+	return completedText(userInfo.Outcome(c)), nil
+}
+
+// defaultsForm is the form of test_elicitation_sep1034_defaults; its
+// schema (below) gives every field a default and requires none.
+type defaultsForm struct {
+	Name     string  `json:"name"`
+	Age      int     `json:"age"`
+	Score    float64 `json:"score"`
+	Status   string  `json:"status"`
+	Verified bool    `json:"verified"`
+}
+
+// defaults elicits a form whose every field has a default.
+var defaults = mcpserver.Elicit[defaultsForm]("defaults", func(_ any, _ *mcpserver.Call) string {
+	return "Please review and update the form fields with defaults"
+}).WithSchema(mcp.ElicitRequestedSchema{
+	Properties: map[string]mcp.PrimitiveSchemaDefinition{
+		"name":     &mcp.StringSchema{Description: "User name", Default: "John Doe"},
+		"age":      &mcp.NumberSchema{Type: mcp.TypeInteger, Description: "User age", Default: ptr(30.0)},
+		"score":    &mcp.NumberSchema{Type: mcp.TypeNumber, Description: "User score", Default: ptr(95.5)},
+		"status":   &mcp.UntitledSingleSelectEnumSchema{Description: "User status", Enum: []string{"active", "inactive", "pending"}, Default: "active"},
+		"verified": &mcp.BooleanSchema{Description: "Verification status", Default: ptr(true)},
+	},
+}).AllowDecline()
+
+func elicitationDefaults(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+	return completedText(defaults.Outcome(c)), nil
+}
+
+// completedText names an elicitation's action and, if accepted, its
+// content.
+func completedText[T any](e mcpserver.Elicitation[T]) string {
+	content := []byte("{}")
+	if e.Accepted() {
+		content, _ = json.Marshal(e.Content)
+	}
+	return fmt.Sprintf("Elicitation completed: action=%s, content=%s", e.Action, content)
+}
+
+// elicitationEnums elicits a form with each of the five enum variants
+// (hand-built: two of them are multi-select arrays).
+func elicitationEnums(ctx context.Context, c *mcpserver.Call, _ none) (mcp.CallToolOutcome, error) {
 	schema := mcp.ElicitRequestedSchema{
 		Properties: map[string]mcp.PrimitiveSchemaDefinition{
 			"untitledSingle": &mcp.UntitledSingleSelectEnumSchema{
@@ -391,30 +395,32 @@ func (f *fixture) elicitationEnums(ctx context.Context, req *server.Request, p *
 			},
 		},
 	}
-	return elicitOnce(req, p, "enums", "Please select options from the enum fields", schema)
+	return elicitOnce(c, "enums", "Please select options from the enum fields", schema)
 }
 
 // streamingElicitation reports progress on the request's stream and then
-// asks for input. The question travels in the result, so the stream holds
+// asks for input (hand-built: the progress goes out in the round that
+// asks). The question travels in the result, so the stream holds
 // notifications and the response, never a request to the client.
-func (f *fixture) streamingElicitation(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	if err := req.Progress(ctx, 50, 100, "asking for a word"); err != nil {
+func streamingElicitation(ctx context.Context, c *mcpserver.Call, _ none) (mcp.CallToolOutcome, error) {
+	if err := c.Progress(ctx, 50, 100, "asking for a word"); err != nil {
 		return nil, err
 	}
 	schema := mcp.ElicitRequestedSchema{
 		Properties: map[string]mcp.PrimitiveSchemaDefinition{"word": &mcp.StringSchema{Description: "Any word"}},
 		Required:   []string{"word"},
 	}
-	return elicitOnce(req, p, "stream_probe", "The streaming probe asks for a word", schema)
+	return elicitOnce(c, "stream_probe", "The streaming probe asks for a word", schema)
 }
 
 // elicitOnce asks one form question under key and, once it is answered,
 // completes with a text naming the action and content.
-func elicitOnce(req *server.Request, p *mcp.CallToolRequestParams, key, message string, schema mcp.ElicitRequestedSchema) (mcp.CallToolOutcome, error) {
-	if !p.InputResponses.Has(key) {
-		return askOne(req, key, mcp.NewElicitFormRequest(message, schema))
+func elicitOnce(c *mcpserver.Call, key, message string, schema mcp.ElicitRequestedSchema) (mcp.CallToolOutcome, error) {
+	responses := c.InputResponses()
+	if !responses.Has(key) {
+		return askOne(c, key, mcp.NewElicitFormRequest(message, schema))
 	}
-	r, err := p.InputResponses.Elicit(key)
+	r, err := responses.Elicit(key)
 	if err != nil {
 		return nil, invalidInputResponse(err)
 	}
@@ -427,9 +433,9 @@ func elicitOnce(req *server.Request, p *mcp.CallToolRequestParams, key, message 
 
 // askOne answers with an InputRequiredResult holding one request, or with
 // -32021 when the request did not declare the capability it needs.
-func askOne(req *server.Request, key string, r mcp.InputRequest) (mcp.CallToolOutcome, error) {
+func askOne(c *mcpserver.Call, key string, r mcp.InputRequest) (mcp.CallToolOutcome, error) {
 	reqs := mcp.InputRequests{key: r}
-	if missing := req.ClientCapabilities().MissingFor(reqs); missing != nil {
+	if missing := c.ClientCapabilities().MissingFor(reqs); missing != nil {
 		return nil, mcp.NewMissingRequiredClientCapabilityError(missing)
 	}
 	return &mcp.InputRequiredResult{InputRequests: reqs}, nil

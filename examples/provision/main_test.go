@@ -11,8 +11,6 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
-	"github.com/parley-mcp/parley/transport"
-	"github.com/parley-mcp/parley/transport/stdio"
 )
 
 // serveEnv makes the test binary the stdio server, as -serve-stdio makes
@@ -21,7 +19,7 @@ const serveEnv = "PROVISION_TEST_SERVE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) != "" {
-		if err := newProvisioner().ServeConn(context.Background(), stdio.ServerConn(nil)); err != nil {
+		if err := serveOnStdio(context.Background()); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -68,18 +66,18 @@ func TestUnknownTransport(t *testing.T) {
 	}
 }
 
-// The tool itself, driven by hand: it asks, answers, refuses a decline, and
-// asks again after an empty answer.
+// The tool itself, driven by hand: it asks, answers, ends with a tool error
+// on a decline or cancel, and refuses an answer that does not fit the form.
 func TestProvisioner(t *testing.T) {
 	ctx := context.Background()
-	clientEnd, serverEnd := transport.NewMemoryPipe()
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go newProvisioner().ServeConn(sctx, serverEnd)
+	s, err := newProvisioner()
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := client.New(mcp.Implementation{Name: "t", Version: "1"}, &client.Options{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
 	})
-	sess, err := c.Connect(ctx, transport.NewMemoryTransport(clientEnd))
+	sess, err := c.Connect(ctx, s.InMemoryTransport())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +119,11 @@ func TestProvisioner(t *testing.T) {
 	if res, _ := answer(&mcp.ElicitResult{Action: mcp.ActionCancel}); !res.(*mcp.CallToolResult).IsError {
 		t.Errorf("cancel: %+v", res)
 	}
-	if _, next := answer(&mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": ""}}); next == nil {
-		t.Error("an empty region was accepted")
+	for _, bad := range []map[string]any{{"region": 42.0}, {"zone": "eu-west-1"}, nil} {
+		res, next := answer(&mcp.ElicitResult{Action: mcp.ActionAccept, Content: bad})
+		if next != nil || !res.(*mcp.CallToolResult).IsError {
+			t.Errorf("accepted content %v: %+v, %+v; want a tool error", bad, res, next)
+		}
 	}
 	// A forged state, even the handler's own plaintext, is refused with the
 	// boundary's fixed error.

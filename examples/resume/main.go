@@ -293,7 +293,7 @@ func resultText(r mcp.AnyResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// The provisioner, as in ./examples/provision: a low-level server whose
+// The provisioner, as in ./examples/provision-lowlevel: a low-level server whose
 // provision tool asks for the region by form elicitation on the first call
 // and answers on the retry.
 

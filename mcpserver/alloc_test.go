@@ -1,0 +1,44 @@
+package mcpserver_test
+
+import (
+	"context"
+	"testing"
+)
+
+// Allocation budgets of the high-level server, per whole round trip
+// (client and server together) over the in-memory transport. They are
+// asserted without -race (make allocs), which perturbs them.
+const (
+	// typedCallAllocBudget: a typed trivial tool call.
+	// client.TestCallToolAllocBudget's untyped low-level call is the floor.
+	typedCallAllocBudget = 45
+	// provisionerAllocBudget: the Provisioner flow, two rounds with one
+	// elicitation and a sealed requestState.
+	provisionerAllocBudget = 150
+)
+
+func TestTypedCallAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race; make test checks the budget in a separate run without it")
+	}
+	sess := benchSession(t)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(200, func() { callEcho(t, ctx, sess) })
+	t.Logf("%.1f allocations per typed tools/call round trip (budget %d)", allocs, typedCallAllocBudget)
+	if allocs > typedCallAllocBudget {
+		t.Errorf("a typed tools/call round trip allocates %.1f times, over the budget of %d", allocs, typedCallAllocBudget)
+	}
+}
+
+func TestProvisionerAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race; make test checks the budget in a separate run without it")
+	}
+	sess := benchSession(t)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(200, func() { callProvision(t, ctx, sess) })
+	t.Logf("%.1f allocations per Provisioner flow, two rounds (budget %d)", allocs, provisionerAllocBudget)
+	if allocs > provisionerAllocBudget {
+		t.Errorf("the Provisioner flow allocates %.1f times, over the budget of %d", allocs, provisionerAllocBudget)
+	}
+}

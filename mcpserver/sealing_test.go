@@ -1,0 +1,117 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/mcpserver"
+	"github.com/parley-mcp/parley/requeststate"
+)
+
+// Sealing is on for every server: state one server issued is accepted by
+// a server holding the same keys and name, and by no other.
+
+func sharedKeys() [][]byte {
+	return [][]byte{bytes.Repeat([]byte{0x5a}, requeststate.MinKeyLen)}
+}
+
+// provisionServer returns a server named name with policy, serving the
+// provision tool.
+func provisionServer(t *testing.T, name string, policy *requeststate.Policy) *mcpserver.Server {
+	t.Helper()
+	s, err := mcpserver.New(mcp.Implementation{Name: name, Version: "1"}, &mcpserver.Options{RequestState: policy, Logger: quietLogger()})
+	mustOK(t, err)
+	addProvision(t, s, regionQuestion())
+	return s
+}
+
+func TestSealingSharedKeys(t *testing.T) {
+	a := provisionServer(t, "fleet", &requeststate.Policy{Keys: sharedKeys()})
+	b := provisionServer(t, "fleet", &requeststate.Policy{Keys: sharedKeys()})
+	sessA, sessB := connect(t, a, manual), connect(t, b, manual)
+	answer := responses(t, map[string]mcp.InputResponse{"region": accept(map[string]any{"region": "eu"})})
+
+	// Begun on one instance, finished on the other, both ways.
+	p := begin(t, sessA, provisionCall(t, "orders"))
+	wantText(t, finish(t, sessB, p, answer), false, "Provisioned orders in eu.")
+	p = begin(t, sessB, provisionCall(t, "users"))
+	wantText(t, finish(t, sessA, p, answer), false, "Provisioned users in eu.")
+}
+
+func TestSealingRefusesOtherServers(t *testing.T) {
+	answer := responses(t, map[string]mcp.InputResponse{"region": accept(map[string]any{"region": "eu"})})
+	for _, tc := range []struct {
+		name           string
+		issuer, holder *mcpserver.Server
+	}{
+		{"default process-local keys",
+			provisionServer(t, "fleet", nil), provisionServer(t, "fleet", nil)},
+		{"other service, same keys",
+			provisionServer(t, "fleet", &requeststate.Policy{Keys: sharedKeys()}),
+			provisionServer(t, "billing", &requeststate.Policy{Keys: sharedKeys()})},
+		{"other keys",
+			provisionServer(t, "fleet", &requeststate.Policy{Keys: sharedKeys()}),
+			provisionServer(t, "fleet", &requeststate.Policy{Keys: [][]byte{bytes.Repeat([]byte{1}, requeststate.MinKeyLen)}})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			issuer, holder := connect(t, tc.issuer, manual), connect(t, tc.holder, manual)
+			p := begin(t, issuer, provisionCall(t, "orders"))
+			_, _, err := holder.Continue(context.Background(), p, answer)
+			wantRPCError(t, err, jsonrpc.CodeInvalidParams, "Invalid or expired requestState")
+			// The issuer itself still accepts it.
+			wantText(t, finish(t, issuer, p, answer), false, "Provisioned orders in eu.")
+		})
+	}
+}
+
+func TestSealingPolicyErrors(t *testing.T) {
+	_, err := mcpserver.New(mcp.Implementation{Version: "1"}, &mcpserver.Options{RequestState: &requeststate.Policy{Keys: sharedKeys()}})
+	if err == nil {
+		t.Fatal("an explicit policy on a server without a name was accepted")
+	}
+	wantContains(t, "error", err.Error(), "mcpserver: ", "no name")
+
+	_, err = mcpserver.New(serverInfo, &mcpserver.Options{RequestState: &requeststate.Policy{Keys: [][]byte{[]byte("short")}}})
+	if err == nil {
+		t.Error("a short key was accepted")
+	}
+
+	// An explicit audience stands in for the name.
+	_, err = mcpserver.New(mcp.Implementation{Version: "1"}, &mcpserver.Options{RequestState: &requeststate.Policy{Keys: sharedKeys(), Audience: "fleet"}})
+	mustOK(t, err)
+	// The default policy needs no name.
+	s, err := mcpserver.New(mcp.Implementation{Version: "1"}, &mcpserver.Options{Logger: quietLogger()})
+	mustOK(t, err)
+	addProvision(t, s, regionQuestion())
+	sess := connect(t, s, manual)
+	p := begin(t, sess, provisionCall(t, "orders"))
+	wantText(t, finish(t, sess, p, responses(t, map[string]mcp.InputResponse{"region": accept(map[string]any{"region": "eu"})})), false, "Provisioned orders in eu.")
+
+	func() {
+		defer func() {
+			v := recover()
+			if v == nil || !strings.Contains(v.(error).Error(), "no name") {
+				t.Errorf("MustNew with an unusable policy: recovered %v", v)
+			}
+		}()
+		mcpserver.MustNew(mcp.Implementation{}, &mcpserver.Options{RequestState: &requeststate.Policy{Keys: sharedKeys()}})
+	}()
+}
+
+// Every refused token is logged with its reason; the wire says only the
+// fixed message.
+func TestSealingLogsReason(t *testing.T) {
+	s, logs := newServer(t, nil)
+	addProvision(t, s, regionQuestion())
+	sess := connect(t, s, manual)
+	p := begin(t, sess, provisionCall(t, "orders"))
+	other := *p
+	other.Call = *provisionCall(t, "users")
+	_, _, err := sess.Continue(context.Background(), &other, nil)
+	wantRPCError(t, err, jsonrpc.CodeInvalidParams, "Invalid or expired requestState")
+	wantContains(t, "log", logs.String(), "rejected requestState", "bound to another request")
+}

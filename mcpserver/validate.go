@@ -1,0 +1,225 @@
+package mcpserver
+
+import (
+	"math"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// validator checks decoded JSON against a resolved schema.
+//
+// jsonschema-go's Validate allocates two dozen times even for a schema of
+// one string property (reflection, annotation maps, wrapped errors built
+// as it unwinds). Most schemas this package checks are much simpler than
+// what it handles: those inferred from structs (arguments, elicitation
+// forms) say only "an object with these properties of these primitive
+// types, these of them required, and no others". For such a schema the
+// validator compiles a quick check that decides acceptance with no
+// allocation.
+//
+// The quick check only ever accepts: when it does not, the full validator
+// runs and its verdict and error text are the answer. So the quick check
+// changes nothing as long as everything it accepts, the full validator
+// accepts too, which holds because it only compiles schemas whose every
+// keyword it evaluates exactly as jsonschema-go v0.4's validate does (see
+// quickSchema).
+type validator struct {
+	full  *jsonschema.Resolved
+	quick *quickSchema // nil: always the full validator
+}
+
+func newValidator(r *jsonschema.Resolved) *validator {
+	return &validator{full: r, quick: compileQuick(r.Schema())}
+}
+
+// Validate returns nil when instance matches the schema, or the full
+// validator's error.
+func (v *validator) Validate(instance any) error {
+	if v.quick != nil && v.quick.accepts(instance) {
+		return nil
+	}
+	return v.full.Validate(instance)
+}
+
+// jsonTypes is a set of JSON Schema type names.
+type jsonTypes uint8
+
+const (
+	typeNull jsonTypes = 1 << iota
+	typeBoolean
+	typeString
+	typeInteger
+	typeNumber
+	typeArray
+	typeObject
+)
+
+var typeNames = map[string]jsonTypes{
+	"null": typeNull, "boolean": typeBoolean, "string": typeString, "integer": typeInteger,
+	"number": typeNumber, "array": typeArray, "object": typeObject,
+}
+
+// quickSchema is a schema of the form
+//
+//	{"type": "object", "properties": {NAME: {"type": T or [T...]}...},
+//	 "required": [...], "additionalProperties": false}
+//
+// where "type" at the root may be absent, "additionalProperties" may be
+// absent or true, a property's "type" may be absent, and any schema may
+// carry annotations that validation ignores (title, description,
+// $comment, default, examples, deprecated, readOnly, writeOnly, and the
+// property order). Validation of such a schema against a map[string]any,
+// in jsonschema-go v0.4.3, checks exactly: each property present in the
+// instance has one of its types ("integer" being a number without a
+// fractional part, and "number" including integers); with
+// additionalProperties false, no other member is present; each required
+// member is present. accepts checks the same, for the value types JSON
+// decoding produces, and declines everything else.
+type quickSchema struct {
+	props    map[string]quickProp
+	required []string
+	closed   bool // additionalProperties: false
+}
+
+type quickProp struct {
+	types jsonTypes // 0: any value
+}
+
+// annotationFields are the fields of jsonschema.Schema that Validate never
+// reads.
+var annotationFields = map[string]bool{
+	"Title": true, "Description": true, "Comment": true, "Default": true, "Examples": true,
+	"Deprecated": true, "ReadOnly": true, "WriteOnly": true, "PropertyOrder": true,
+}
+
+// onlyFields reports whether s sets no field of jsonschema.Schema other
+// than annotations and those in allowed.
+func onlyFields(s *jsonschema.Schema, allowed ...string) bool {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+outer:
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if annotationFields[f.Name] || v.Field(i).IsZero() {
+			continue
+		}
+		for _, a := range allowed {
+			if f.Name == a {
+				continue outer
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// typesOf returns the types a schema of only Type/Types allows: ok false
+// when they are not all JSON Schema type names.
+func typesOf(s *jsonschema.Schema) (jsonTypes, bool) {
+	if s.Type != "" {
+		t, ok := typeNames[s.Type]
+		return t, ok
+	}
+	if s.Types == nil {
+		return 0, true
+	}
+	var ts jsonTypes
+	for _, n := range s.Types {
+		t, ok := typeNames[n]
+		if !ok {
+			return 0, false
+		}
+		ts |= t
+	}
+	return ts, ts != 0
+}
+
+// compileQuick returns the quick check of s, or nil when s is not of the
+// form quickSchema describes.
+func compileQuick(s *jsonschema.Schema) *quickSchema {
+	if s == nil || !onlyFields(s, "Type", "Properties", "Required", "AdditionalProperties") {
+		return nil
+	}
+	if s.Type != "" && s.Type != "object" {
+		return nil
+	}
+	q := &quickSchema{props: make(map[string]quickProp, len(s.Properties)), required: s.Required}
+	for name, ps := range s.Properties {
+		if ps == nil || !onlyFields(ps, "Type", "Types") {
+			return nil
+		}
+		ts, ok := typesOf(ps)
+		if !ok {
+			return nil
+		}
+		q.props[name] = quickProp{types: ts}
+	}
+	if ap := s.AdditionalProperties; ap != nil {
+		switch {
+		case onlyFields(ap): // true: any other member is fine
+		case onlyFields(ap, "Not") && onlyFields(ap.Not) && reflect.ValueOf(*ap.Not).IsZero():
+			// false, as jsonschema-go spells it: {"not": {}}
+			q.closed = true
+		default:
+			return nil
+		}
+	}
+	return q
+}
+
+// accepts reports whether instance certainly matches the schema; false
+// means "ask the full validator".
+func (q *quickSchema) accepts(instance any) bool {
+	m, ok := instance.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, v := range m {
+		p, ok := q.props[k]
+		if !ok {
+			if q.closed {
+				return false
+			}
+			continue
+		}
+		if p.types != 0 && !p.types.allow(v) {
+			return false
+		}
+	}
+	for _, r := range q.required {
+		if _, ok := m[r]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// allow reports whether v, a value as JSON decoding produces it, has one
+// of the types in ts, judged as jsonschema-go's jsonType judges it.
+func (ts jsonTypes) allow(v any) bool {
+	var t jsonTypes
+	switch x := v.(type) {
+	case nil:
+		t = typeNull
+	case bool:
+		t = typeBoolean
+	case string:
+		t = typeString
+	case float64:
+		if _, f := math.Modf(x); f == 0 {
+			t = typeInteger
+		} else {
+			t = typeNumber
+		}
+	case int, int64, int32:
+		t = typeInteger
+	case []any:
+		t = typeArray
+	case map[string]any:
+		t = typeObject
+	default:
+		return false
+	}
+	return ts&t != 0 || (t == typeInteger && ts&typeNumber != 0)
+}
