@@ -139,18 +139,11 @@ func (s *Server) RemovePrompts(names ...string) {
 }
 
 func (s *Server) listPrompts(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
-	s.mu.RLock()
-	entries := s.prompts.list()
-	s.mu.RUnlock()
-	pg, next, err := page(s, entries, p.Cursor)
+	prompts, next, err := listPage(s, &s.prompts, p.Cursor, func(e *promptEntry) mcp.Prompt { return e.prompt })
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListPromptsResult{Prompts: make([]mcp.Prompt, len(pg)), NextCursor: next}
-	for i, e := range pg {
-		res.Prompts[i] = e.prompt
-	}
-	return res, nil
+	return &mcp.ListPromptsResult{Prompts: prompts, NextCursor: next}, nil
 }
 
 func (s *Server) getPrompt(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {

@@ -169,33 +169,19 @@ func (s *Server) installResources() {
 }
 
 func (s *Server) listResources(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
-	s.mu.RLock()
-	entries := s.resources.list()
-	s.mu.RUnlock()
-	pg, next, err := page(s, entries, p.Cursor)
+	resources, next, err := listPage(s, &s.resources, p.Cursor, func(e *resourceEntry) mcp.Resource { return e.resource })
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListResourcesResult{Resources: make([]mcp.Resource, len(pg)), NextCursor: next}
-	for i, e := range pg {
-		res.Resources[i] = e.resource
-	}
-	return res, nil
+	return &mcp.ListResourcesResult{Resources: resources, NextCursor: next}, nil
 }
 
 func (s *Server) listTemplates(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
-	s.mu.RLock()
-	entries := s.templates.list()
-	s.mu.RUnlock()
-	pg, next, err := page(s, entries, p.Cursor)
+	templates, next, err := listPage(s, &s.templates, p.Cursor, func(e *templateEntry) mcp.ResourceTemplate { return e.template })
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]mcp.ResourceTemplate, len(pg)), NextCursor: next}
-	for i, e := range pg {
-		res.ResourceTemplates[i] = e.template
-	}
-	return res, nil
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: templates, NextCursor: next}, nil
 }
 
 // readResource serves a static resource by its exact URI, else the first

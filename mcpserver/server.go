@@ -184,12 +184,23 @@ func (s *Server) installOnce(slot string, install func()) {
 	once.(*sync.Once).Do(install)
 }
 
-// page returns one page of a list and the next cursor.
-func page[T any](s *Server, items []T, cursor mcp.Cursor) ([]T, mcp.Cursor, error) {
+// listPage returns the page of a registry that cursor points at, each
+// entry as the list method shows it, and the next cursor.
+func listPage[E, T any](s *Server, r *registry[E], cursor mcp.Cursor, show func(E) T) ([]T, mcp.Cursor, error) {
+	s.mu.RLock()
+	entries := r.list()
+	s.mu.RUnlock()
 	size := s.pageSize
 	if size < 0 {
 		size = 0
 	}
-	p, next, err := server.Paginate(items, string(cursor), size)
-	return p, mcp.Cursor(next), err
+	pg, next, err := server.Paginate(entries, string(cursor), size)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]T, len(pg))
+	for i, e := range pg {
+		out[i] = show(e)
+	}
+	return out, mcp.Cursor(next), nil
 }

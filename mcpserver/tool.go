@@ -139,18 +139,11 @@ func (s *Server) RemoveTools(names ...string) {
 }
 
 func (s *Server) listTools(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-	s.mu.RLock()
-	entries := s.tools.list()
-	s.mu.RUnlock()
-	pg, next, err := page(s, entries, p.Cursor)
+	tools, next, err := listPage(s, &s.tools, p.Cursor, func(e *toolEntry) mcp.Tool { return e.tool })
 	if err != nil {
 		return nil, err
 	}
-	res := &mcp.ListToolsResult{Tools: make([]mcp.Tool, len(pg)), NextCursor: next}
-	for i, e := range pg {
-		res.Tools[i] = e.tool
-	}
-	return res, nil
+	return &mcp.ListToolsResult{Tools: tools, NextCursor: next}, nil
 }
 
 func (s *Server) callTool(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
