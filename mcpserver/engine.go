@@ -45,6 +45,19 @@ func (mrtrAsker) ask(context.Context, *Call, mcp.InputRequests) (mcp.InputRespon
 	return nil, errSuspend
 }
 
+// prepare readies a call before its body runs. Without questions it hands
+// the body the retry's answers and plaintext state (the hand-built form);
+// with questions it resolves them, and returns an InputRequiredResult
+// when the client must answer first.
+func prepare[In any](ctx context.Context, c *Call, pl *plan, in In, p mcp.InputResponseParams) (*mcp.InputRequiredResult, error) {
+	responses, state := p.Continuation()
+	if pl == nil {
+		c.responses, c.state = *responses, *state
+		return nil, nil
+	}
+	return pl.resolve(ctx, c, in, *responses, *state, mrtrAsker{})
+}
+
 // maxEngineRounds bounds the rounds one request may run with a
 // back-channel asker; the question graph is finite, so only a
 // misbehaving asker reaches it.

@@ -79,16 +79,10 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 		}
 		in := v.Interface().(In)
 		c := newCall(ctx, req, owner)
-		if pl == nil {
-			c.responses, c.state = gp.InputResponses, gp.RequestState
-		} else {
-			ir, err := pl.resolve(ctx, c, in, gp.InputResponses, gp.RequestState, mrtrAsker{})
-			if err != nil {
-				return nil, requestQuestionError(err)
-			}
-			if ir != nil {
-				return ir, nil
-			}
+		if ir, err := prepare(ctx, c, pl, in, gp); err != nil {
+			return nil, requestQuestionError(err)
+		} else if ir != nil {
+			return ir, nil
 		}
 		var out Out
 		err := s.guard(ctx, owner, func() (err error) { out, err = h(ctx, c, in); return })

@@ -108,16 +108,10 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 		v, _ := args.decode(given) // every field is a variable the match filled
 		in := v.Interface().(In)
 		c := newCall(ctx, req, owner)
-		if pl == nil {
-			c.responses, c.state = p.InputResponses, p.RequestState
-		} else {
-			ir, err := pl.resolve(ctx, c, in, p.InputResponses, p.RequestState, mrtrAsker{})
-			if err != nil {
-				return nil, requestQuestionError(err)
-			}
-			if ir != nil {
-				return ir, nil
-			}
+		if ir, err := prepare(ctx, c, pl, in, p); err != nil {
+			return nil, requestQuestionError(err)
+		} else if ir != nil {
+			return ir, nil
 		}
 		var out Out
 		err := s.guard(ctx, owner, func() (err error) { out, err = h(ctx, c, in); return })

@@ -90,16 +90,10 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 			return mcp.ErrorResult(fmt.Sprintf("Tool %q: %v", t.Name, err)), nil
 		}
 		c := newCall(ctx, req, owner)
-		if pl == nil {
-			c.responses, c.state = p.InputResponses, p.RequestState
-		} else {
-			ir, err := pl.resolve(ctx, c, args, p.InputResponses, p.RequestState, mrtrAsker{})
-			if err != nil {
-				return toolQuestionError(t.Name, err)
-			}
-			if ir != nil {
-				return ir, nil
-			}
+		if ir, err := prepare(ctx, c, pl, args, p); err != nil {
+			return toolQuestionError(t.Name, err)
+		} else if ir != nil {
+			return ir, nil
 		}
 		var out Out
 		err = s.guard(ctx, owner, func() error {
