@@ -127,33 +127,37 @@ func (e *ElicitQuestion[T]) Outcome(c *Call) Elicitation[T] {
 	return Elicitation[T]{Action: a.action, Content: v}
 }
 
-// consume checks a fresh answer: an elicitation result whose accepted
-// content matches the schema.
-func (e *ElicitQuestion[T]) consume(raw json.RawMessage, _ mcp.InputRequest) (*record, error) {
+// consume checks a fresh answer, an elicitation result whose accepted
+// content matches the schema, and decodes the content into T once.
+func (e *ElicitQuestion[T]) consume(raw json.RawMessage) (*record, *answer, error) {
 	r, err := mcp.InputResponses{e.q.key: raw}.Elicit(e.q.key)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrWrongKind, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrWrongKind, err)
 	}
 	if r.Action != mcp.ActionAccept {
-		return &record{Action: r.Action}, nil
+		return &record{Action: r.Action}, &answer{action: r.Action}, nil
 	}
 	if r.Content == nil {
-		return nil, ErrNoContent
+		return nil, nil, ErrNoContent
 	}
 	if err := e.resolved.Validate(map[string]any(r.Content)); err != nil {
-		return nil, fmt.Errorf("%w (%s)", ErrSchemaMismatch, trimValidation(err))
+		return nil, nil, fmt.Errorf("%w (%s)", ErrSchemaMismatch, trimValidation(err))
 	}
 	data, err := json.Marshal(r.Content)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
 	}
-	return &record{Action: mcp.ActionAccept, Data: data}, nil
+	var v T
+	if err := jsonv2.Unmarshal(data, &v); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, cleanDecodeError(err))
+	}
+	return &record{Action: mcp.ActionAccept, Data: data}, &answer{action: mcp.ActionAccept, value: v}, nil
 }
 
 // restore decodes a record. Recorded content is checked against the live
 // schema again: a record from before a schema change does not fit and the
 // question is asked again.
-func (e *ElicitQuestion[T]) restore(r *record, _ mcp.InputRequest) (*answer, bool) {
+func (e *ElicitQuestion[T]) restore(r *record) (*answer, bool) {
 	switch r.Action {
 	case mcp.ActionDecline, mcp.ActionCancel:
 		return &answer{action: r.Action}, len(r.Data) == 0

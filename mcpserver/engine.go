@@ -101,7 +101,7 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 				return nil, renderError(p.owner, q.key, err)
 			}
 			if rec := recorded[q.key]; rec != nil && rec.Q == digest {
-				if ans, ok := q.restore(rec, rendered); ok {
+				if ans, ok := q.restore(rec); ok {
 					if err := p.settle(c, q, ans); err != nil {
 						return nil, err
 					}
@@ -110,15 +110,11 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 				}
 			}
 			if raw, ok := responses[q.key]; ok && asked(q.key, rendered) {
-				rec, err := q.consume(raw, rendered)
+				rec, ans, err := q.consume(raw)
 				if err != nil {
 					return nil, &QuestionError{Owner: p.owner, Key: q.key, Err: err}
 				}
 				rec.Q = digest
-				ans, ok := q.restore(rec, rendered)
-				if !ok {
-					return nil, &QuestionError{Owner: p.owner, Key: q.key, Err: ErrSchemaMismatch}
-				}
 				if err := p.settle(c, q, ans); err != nil {
 					return nil, err
 				}

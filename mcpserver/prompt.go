@@ -73,10 +73,7 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 				return nil, server.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, a.Name)
 			}
 		}
-		v, missing := args.decode(gp.Arguments)
-		if missing != "" {
-			return nil, server.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, missing)
-		}
+		v := args.decode(gp.Arguments)
 		in := v.Interface().(In)
 		c := newCall(ctx, req, owner)
 		if ir, err := prepare(ctx, c, pl, in, gp); err != nil {

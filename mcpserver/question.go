@@ -39,11 +39,12 @@ type question struct {
 	// render builds the request as it goes on the wire, from the call's
 	// arguments and the answers of the questions it depends on.
 	render func(in any, c *Call) (mcp.InputRequest, error)
-	// consume checks a fresh answer and returns what is recorded of it.
-	consume func(raw json.RawMessage, asked mcp.InputRequest) (*record, error)
+	// consume checks a fresh answer and returns what is recorded of it
+	// together with the typed answer, decoded once.
+	consume func(raw json.RawMessage) (*record, *answer, error)
 	// restore turns a record into the typed answer; false when the record
 	// does not fit the question as it is now.
-	restore func(r *record, asked mcp.InputRequest) (*answer, bool)
+	restore func(r *record) (*answer, bool)
 	// allowDecline: a declined or cancelled elicitation reaches the body
 	// instead of ending the call.
 	allowDecline bool

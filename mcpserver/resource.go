@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/yosida95/uritemplate/v3"
 
@@ -85,7 +86,7 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 		return fmt.Errorf("mcpserver: %s: %w", owner, err)
 	}
 	for _, f := range args.fields {
-		if !containsString(tmpl.Varnames(), f.name) {
+		if !slices.Contains(tmpl.Varnames(), f.name) {
 			return fmt.Errorf("mcpserver: %s has no variable %q for field %s", owner, f.name, inType.Field(f.index).Name)
 		}
 	}
@@ -105,7 +106,7 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 				given[name] = v.String()
 			}
 		}
-		v, _ := args.decode(given) // every field is a variable the match filled
+		v := args.decode(given)
 		in := v.Interface().(In)
 		c := newCall(ctx, req, owner)
 		if ir, err := prepare(ctx, c, pl, in, p); err != nil {
@@ -130,15 +131,6 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 	s.installResources()
 	s.low.NotifyResourceListChanged()
 	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // RemoveResources removes the static resources with the given URIs and

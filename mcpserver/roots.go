@@ -18,13 +18,14 @@ type RootsQuestion struct{ q *question }
 func ListRoots(key string, after ...Dependency) *RootsQuestion {
 	r := &RootsQuestion{q: newQuestion(key, mcp.MethodListRoots, after)}
 	r.q.render = func(any, *Call) (mcp.InputRequest, error) { return mcp.NewListRootsRequest(), nil }
-	r.q.consume = func(raw json.RawMessage, _ mcp.InputRequest) (*record, error) {
-		if _, err := (mcp.InputResponses{key: raw}).Roots(key); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrWrongKind, err)
+	r.q.consume = func(raw json.RawMessage) (*record, *answer, error) {
+		res, err := (mcp.InputResponses{key: raw}).Roots(key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrWrongKind, err)
 		}
-		return &record{Data: raw}, nil
+		return &record{Data: raw}, &answer{value: res.Roots}, nil
 	}
-	r.q.restore = func(rec *record, _ mcp.InputRequest) (*answer, bool) {
+	r.q.restore = func(rec *record) (*answer, bool) {
 		if rec.Action != "" || len(rec.Data) == 0 {
 			return nil, false
 		}

@@ -28,13 +28,14 @@ func Sample[In any](key string, params func(in In, c *Call) mcp.CreateMessageReq
 	s.q.render = func(in any, c *Call) (mcp.InputRequest, error) {
 		return mcp.NewCreateMessageRequest(params(in.(In), c)), nil
 	}
-	s.q.consume = func(raw json.RawMessage, _ mcp.InputRequest) (*record, error) {
-		if _, err := (mcp.InputResponses{key: raw}).Sample(key); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrWrongKind, err)
+	s.q.consume = func(raw json.RawMessage) (*record, *answer, error) {
+		res, err := (mcp.InputResponses{key: raw}).Sample(key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrWrongKind, err)
 		}
-		return &record{Data: raw}, nil
+		return &record{Data: raw}, &answer{value: res}, nil
 	}
-	s.q.restore = func(r *record, _ mcp.InputRequest) (*answer, bool) {
+	s.q.restore = func(r *record) (*answer, bool) {
 		if r.Action != "" || len(r.Data) == 0 {
 			return nil, false
 		}

@@ -62,23 +62,20 @@ func newStringArgs(t reflect.Type) (*stringArgs, error) {
 	return a, nil
 }
 
-// decode builds the arguments value from the strings given. missing is the
-// first required argument that is absent, if any.
-func (a *stringArgs) decode(given map[string]string) (v reflect.Value, missing string) {
+// decode builds the arguments value from the strings given; an absent
+// argument is "". Whether a required one is present is the registration's
+// check, against the arguments it advertises.
+func (a *stringArgs) decode(given map[string]string) reflect.Value {
 	if a.typ == stringMapType {
 		m := make(map[string]string, len(given))
 		for k, s := range given {
 			m[k] = s
 		}
-		return reflect.ValueOf(m), ""
+		return reflect.ValueOf(m)
 	}
-	v = reflect.New(a.typ).Elem()
+	v := reflect.New(a.typ).Elem()
 	for _, f := range a.fields {
-		s, ok := given[f.name]
-		if !ok && f.required {
-			return v, f.name
-		}
-		v.Field(f.index).SetString(s)
+		v.Field(f.index).SetString(given[f.name])
 	}
-	return v, ""
+	return v
 }
