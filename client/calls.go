@@ -11,7 +11,8 @@ import (
 )
 
 // ErrInputRequired matches the errors of a call whose server asked for
-// input the client cannot give: a *MissingCallbackError.
+// input the client cannot give: a *MissingCallbackError or an
+// *UndeclaredCapabilityError.
 var ErrInputRequired = errors.New("client: the server asked for input (input_required)")
 
 // decodeComplete decodes a result that must be complete: a missing
@@ -36,7 +37,15 @@ func decodeComplete[R any](method string, raw json.RawMessage) (*R, error) {
 // has (server/discover). The result also becomes what ServerInfo and
 // ServerCapabilities report. A serverInfo sent at the top level of the
 // result, where drafts of 2026-07-28 had it, is moved into its _meta.
+//
+// A legacy session sends nothing: a legacy server has no server/discover,
+// and what it said in initialize holds for the whole session. Discover
+// returns that answer in this shape instead: the session's version as the
+// only supported one, the server's capabilities, instructions and info.
 func (s *Session) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
+	if s.legacy.Load() {
+		return s.legacyDiscover()
+	}
 	p := &mcp.RequestParams{}
 	raw, err := s.call(ctx, mcp.MethodDiscover, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
@@ -176,6 +185,11 @@ func listMethod[R any]() string {
 // (Options.Elicit, Sample, ListRoots), repeats the call with the answers and
 // the server's requestState, and returns only the final result. See
 // Options.Loop for its limits, and Begin/Continue to drive it yourself.
+//
+// On a legacy session the server asks with requests of its own while the
+// call is in flight, and the same callbacks answer them: the caller sees
+// the same final result. An input_required result there is a protocol
+// violation (*InvalidResponseError).
 func (s *Session) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
 	call, err := ToolCall(name, args)
 	if err != nil {

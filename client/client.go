@@ -14,28 +14,57 @@ import (
 
 // Options configures a Client. A nil *Options means defaults.
 type Options struct {
-	// Capabilities are declared on every request. Default: what the
-	// callbacks below can answer (elicitation for Elicit, sampling for
-	// Sample, roots for ListRoots), or none ({}).
+	// Capabilities are what the client declares: on every request under
+	// 2026-07-28, once in initialize on a legacy session. The client also
+	// holds servers to them, in both generations: a request for input
+	// they do not allow is refused without running a callback. Default:
+	// what the callbacks below can answer (elicitation in form mode for
+	// Elicit, sampling for Sample, roots for ListRoots), or none ({}).
 	Capabilities *mcp.ClientCapabilities
-	// Elicit answers a server's elicitation requests (forms, URLs to open).
+	// Elicit answers a server's elicitation requests (forms, URLs to open):
+	// the inputRequests of a 2026-07-28 round and a legacy server's
+	// elicitation/create alike. URL mode reaches it only when Capabilities
+	// declares elicitation.url.
 	Elicit ElicitFunc
-	// Sample answers a server's sampling requests with the host's model.
+	// Sample answers a server's sampling requests with the host's model,
+	// in either generation.
 	Sample SampleFunc
-	// ListRoots tells a server the client's roots.
+	// ListRoots tells a server the client's roots, in either generation.
 	ListRoots ListRootsFunc
 	// Loop tunes the automatic multi-round-trip loop of CallTool,
 	// GetPrompt and ReadResource: the round limit, the backoff on rounds
-	// that carry only state, and a hook that sees every round.
+	// that carry only state, and a hook that sees every round. A legacy
+	// session has no rounds, so none of it applies there.
 	Loop *LoopOptions
-	// ProtocolVersion pins the protocol version: every request carries it,
-	// and a server that refuses it (-32022) makes the request fail with an
-	// error wrapping ErrUnsupportedVersion instead of switching versions.
-	// Default: the newest version Parley speaks, negotiated down if the
-	// server asks for an older one that the client speaks too.
+	// ProtocolVersion chooses how Connect settles the protocol version.
+	//
+	// Empty (the default) is automatic: Connect asks server/discover with
+	// the newest version Parley speaks, negotiating down to an older
+	// 2026-07-28-style version both sides speak if the server asks for
+	// one. A server that does not speak that generation gets the legacy
+	// initialize handshake instead: one that answers -32601, one that
+	// answers -32022 naming no such version the client speaks, one that
+	// answers -32600 or -32602 (what deployed legacy servers say to a
+	// request before initialize), and one whose connection fails or
+	// closes before it answers (a stdio server that exits on an unknown
+	// first request; Connect then calls the transport's Connect once more
+	// and initializes on the new connection, which a transport that
+	// spawns its server must support).
+	//
+	// A 2026-07-28-generation version pins it: every request carries it,
+	// nothing is ever initialized, and a server that refuses it (-32022)
+	// makes the request fail with an error wrapping ErrUnsupportedVersion
+	// instead of switching versions.
+	//
+	// A legacy version (2025-11-25, 2025-06-18 or 2025-03-26) pins the
+	// legacy generation: Connect initializes at once, offering that
+	// version, and accepts any legacy version the client speaks in the
+	// server's answer (Session.ProtocolVersion reports it).
 	ProtocolVersion mcp.ProtocolVersion
 	// LogLevel, when set, asks the server for log messages of that level
-	// and above on every request; they arrive at OnLog.
+	// and above; they arrive at OnLog. Under 2026-07-28 every request
+	// carries it; on a legacy session Connect sends logging/setLevel once,
+	// after initialize, if the server declared logging.
 	LogLevel mcp.LoggingLevel
 	// OnLog receives notifications/message. It runs on the connection's
 	// read loop: return quickly, and do not wait for calls on the session
@@ -64,18 +93,28 @@ type Client struct {
 	loop loopPolicy
 }
 
+// legacyVersions are the legacy versions the client speaks, newest first.
+// 2024-11-05 is not among them: Parley's types assume at least the
+// 2025-03-26 shapes.
+var legacyVersions = []mcp.ProtocolVersion{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326}
+
 // spokenVersions returns the versions a client speaks, newest first: the
-// modern ones Parley knows. A legacy server needs the initialize
-// handshake, which this client does not speak yet.
+// modern ones Parley knows, then the legacy ones it can initialize.
 func spokenVersions() []mcp.ProtocolVersion {
 	var vs []mcp.ProtocolVersion
 	for _, v := range mcp.KnownVersions() { // newest first
-		if v.Era() == mcp.EraModern {
+		if v.Era() == mcp.EraModern || slices.Contains(legacyVersions, v) {
 			vs = append(vs, v)
 		}
 	}
 	return vs
 }
+
+// isLegacy reports whether v is spoken over an initialize handshake. Any
+// other version the client speaks is spoken the 2026-07-28 way, with the
+// envelope on every request (a newer version than Parley knows, as the
+// tests play one, included).
+func isLegacy(v mcp.ProtocolVersion) bool { return v.Era() == mcp.EraLegacy }
 
 // New returns a client that introduces itself as info.
 func New(info mcp.Implementation, opts *Options) *Client {
@@ -103,38 +142,71 @@ func (c *Client) speaks(v mcp.ProtocolVersion) bool { return slices.Contains(c.v
 // and it cannot switch: the client and server share no version, the version
 // is pinned, or the server refused the version it had just offered. The
 // server's error stays in the chain (see mcp.AsUnsupportedProtocolVersion).
+// Connect's error wraps it too when the legacy handshake finds nothing in
+// common: the server has no initialize (-32601), or answers it with a
+// version the client does not speak.
 var ErrUnsupportedVersion = errors.New("client: no protocol version in common with the server")
 
-// Connect opens a session over t and settles the protocol version: it asks
-// server/discover with the preferred version and, if the server refuses it
-// (-32022), retries once with the newest version both sides speak (unless
-// Options.ProtocolVersion pins the version). When they share none, the
-// error wraps ErrUnsupportedVersion. On failure the transport is closed.
+// Connect opens a session over t and settles the protocol version as
+// Options.ProtocolVersion says (see there): by default it asks
+// server/discover, switching once to an older version both sides speak if
+// the server refuses the newest (-32022), and falls back to the legacy
+// initialize handshake for a server that does not speak 2026-07-28 at all.
+// When client and server share no version, the error wraps
+// ErrUnsupportedVersion. On failure the transport is closed.
 func (c *Client) Connect(ctx context.Context, t transport.Transport) (*Session, error) {
-	version, pinned := c.opts.ProtocolVersion, true
-	if version == "" {
-		version, pinned = c.versions[0], false
-	}
-	if !c.speaks(version) {
+	version := c.opts.ProtocolVersion
+	if version != "" && !c.speaks(version) {
 		return nil, fmt.Errorf("client: protocol version %q: %w", version, ErrUnsupportedVersion)
+	}
+	auto := version == ""
+	if auto {
+		version = c.mutualVersion(c.versions, false)
+		if version == "" {
+			// A client that speaks only legacy versions has nothing to
+			// probe with: it initializes at once.
+			version = c.mutualVersion(c.versions, true)
+		}
+		if version == "" {
+			return nil, fmt.Errorf("client: the client speaks no protocol version: %w", ErrUnsupportedVersion)
+		}
 	}
 	tc, err := t.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("client: connecting: %w", err)
 	}
-	s := newSession(c, tc, version, pinned)
-	if _, err := s.Discover(ctx); err != nil {
+	if isLegacy(version) {
+		s := newSession(c, tc, version, !auto)
+		if err := s.initialize(ctx, version); err != nil {
+			s.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	s := newSession(c, tc, version, !auto)
+	_, err = s.Discover(ctx)
+	if err == nil {
+		return s, nil
+	}
+	var (
+		offer mcp.ProtocolVersion
+		ok    bool
+	)
+	if auto {
+		offer, ok = c.legacyFallback(ctx, err)
+	}
+	if !ok {
 		s.Close()
 		return nil, err
 	}
-	return s, nil
+	return c.connectLegacy(ctx, t, s, offer, err)
 }
 
 // mutualVersion picks the newest version in offered that this client
-// speaks, or "".
-func (c *Client) mutualVersion(offered []mcp.ProtocolVersion) mcp.ProtocolVersion {
+// speaks, of the legacy generation or of the 2026-07-28 one, or "".
+func (c *Client) mutualVersion(offered []mcp.ProtocolVersion, legacy bool) mcp.ProtocolVersion {
 	for _, v := range c.versions { // newest first
-		if slices.Contains(offered, v) {
+		if isLegacy(v) == legacy && slices.Contains(offered, v) {
 			return v
 		}
 	}
@@ -143,7 +215,8 @@ func (c *Client) mutualVersion(offered []mcp.ProtocolVersion) mcp.ProtocolVersio
 
 // InvalidResponseError reports a response that breaks the protocol: a
 // result that does not decode, an unknown resultType, or an
-// input_required result on a method that cannot carry one.
+// input_required result on a method that cannot carry one or on a legacy
+// session, whose servers ask with requests instead.
 type InvalidResponseError struct {
 	Method string
 	Err    error

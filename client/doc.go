@@ -12,13 +12,37 @@
 //	defer sess.Close()
 //	res, err := sess.CallTool(ctx, "get_weather", map[string]any{"location": "Berlin"})
 //
-// Under protocol version 2026-07-28 there is no handshake: every request
-// carries the protocol version, the client's capabilities and its info in
-// _meta, and the session adds them for you. If the server answers a request
-// with -32022 (unsupported protocol version), the session switches to a
-// version both sides speak and retries once (unless Options.ProtocolVersion
-// pins the version); when there is none, the error wraps
-// ErrUnsupportedVersion.
+// # Two generations of the protocol
+//
+// The client speaks both generations of MCP, and a [Session] offers the
+// same methods in each:
+//
+//   - 2026-07-28 has no handshake: every request carries the protocol
+//     version, the client's capabilities and its info in _meta, and the
+//     session adds them for you. If the server answers a request with
+//     -32022 (unsupported protocol version), the session switches to a
+//     version both sides speak and retries once (unless the version is
+//     pinned); when there is none, the error wraps ErrUnsupportedVersion.
+//   - The legacy generation (2025-11-25, 2025-06-18, 2025-03-26) opens a
+//     session with initialize: the client declares its capabilities once,
+//     requests carry no envelope, and the server sends requests of its own
+//     (for input, and ping) while it serves a call.
+//
+// Options.ProtocolVersion chooses. Left empty, Connect probes
+// server/discover with 2026-07-28 and falls back to initialize for a server
+// that does not speak it: one that answers -32601, -32600 or -32602, or
+// -32022 naming no version of that generation the client speaks, or whose
+// connection closes before it answers (Connect then connects the transport
+// again, as a stdio server that exits on an unknown request needs). A
+// 2026-07-28 version pins that generation; a legacy version pins the
+// legacy one, and Connect initializes at once. [Session.ProtocolVersion]
+// reports what was settled, and its Era which generation it is.
+//
+// What differs shows in a few places only. On a legacy session
+// [Session.Discover] answers from initialize without a request;
+// [Session.Listen] maps onto resources/subscribe and the list-change
+// notifications the server declared; Options.LogLevel is sent once, with
+// logging/setLevel; and there are no rounds to drive (see below).
 //
 // List methods come in two forms: one page at a time (ListTools) and as an
 // iterator over every item of every page (Tools), for use with range:
@@ -31,13 +55,24 @@
 // # When the server needs input
 //
 // A server that needs something only the host has (the user's choice, a
-// sampled answer, the client's roots) answers tools/call, prompts/get or
-// resources/read with an input_required result. CallTool, GetPrompt and
+// sampled answer, the client's roots) asks in the way of its generation,
+// and one set of callbacks in [Options] (Elicit, Sample, ListRoots)
+// answers either way. Under 2026-07-28 it answers tools/call, prompts/get
+// or resources/read with an input_required result; CallTool, GetPrompt and
 // ReadResource then run the loop for you: they fulfil every request of a
-// round at once with the callbacks in [Options] (Elicit, Sample,
-// ListRoots), repeat the call with the answers and the echoed
-// requestState, and return the final result. The callbacks also decide the
-// capabilities every request declares.
+// round at once with the callbacks, repeat the call with the answers and
+// the echoed requestState, and return the final result. On a legacy
+// session the server sends elicitation/create, sampling/createMessage or
+// roots/list while the call is in flight, and the same callbacks answer
+// them; the call returns the same final result.
+//
+// The callbacks also decide the capabilities the client declares (unless
+// Options.Capabilities does), and the client holds servers to them in both
+// generations, through one dispatch: a kind of input with no callback ends
+// a 2026-07-28 call with a *MissingCallbackError and is answered -32601 on
+// a legacy session; a request the declared capabilities do not allow (a
+// URL-mode elicitation when only forms were declared) ends the call with
+// an *UndeclaredCapabilityError, or is answered -32602.
 //
 //	c := client.New(info, &client.Options{
 //		Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
@@ -53,4 +88,9 @@
 // [Session.Fulfil] and [Session.Continue] with the JSON-marshalable
 // [Pending], or [Session.CallToolRound] and its siblings, which send exactly
 // the params you build and return the union.
+//
+// A legacy session has no rounds: the server's questions are answered
+// while its call is in flight, so Begin and CallToolRound return the final
+// result, and Continue (or a round carrying input responses or state)
+// fails with an error wrapping [ErrLegacySession].
 package client

@@ -14,10 +14,14 @@ import (
 // URL to open (Elicit), an answer from the host's model (Sample), the
 // client's roots (ListRoots). They are the same callbacks for either
 // protocol generation: a 2026-07-28 server's inputRequests reach them, and
-// so would a legacy server's requests.
+// so do a legacy server's elicitation/create, sampling/createMessage and
+// roots/list requests, through one dispatch with one capability check.
 //
-// A callback runs on its own goroutine: the requests of one round are
-// fulfilled concurrently. Its error ends the call.
+// A callback runs on its own goroutine: the requests of one round (or a
+// legacy server's concurrent requests) are fulfilled concurrently. Under
+// 2026-07-28 its error ends the call; on a legacy session the server gets
+// an internal error instead and decides how its request ends, since the
+// call is the server's to finish.
 type (
 	// ElicitFunc answers an elicitation; p is *mcp.ElicitRequestFormParams
 	// or *mcp.ElicitRequestURLParams. Decline and cancel are answers, not
@@ -46,7 +50,8 @@ type LoopOptions struct {
 	// the server (the first call and every retry), not the time callbacks
 	// take to answer: a server that hangs on one round ends the call with a
 	// *RoundTimeoutError. Default: none; the call's context bounds the
-	// whole call.
+	// whole call. It does not apply on a legacy session, whose one request
+	// spans the callbacks' answers to the server.
 	RoundTimeout time.Duration
 	// MaxInputRequests is how many input requests one round may carry; a
 	// round with more fails with an *InputRequestLimitError before any
@@ -55,7 +60,9 @@ type LoopOptions struct {
 	MaxInputRequests int
 	// OnRound, when set, sees every round before the client fulfils it:
 	// log or audit it, or return an error to refuse it, which ends the call
-	// with that error wrapped. Do not keep p after OnRound returns.
+	// with that error wrapped. Do not keep p after OnRound returns. A
+	// legacy session has no rounds, so it never runs there: a legacy
+	// server's requests go straight to the callbacks.
 	OnRound func(ctx context.Context, p *Pending) error
 }
 
@@ -132,20 +139,55 @@ func (e *InputRequestLimitError) Error() string {
 }
 
 // MissingCallbackError is returned when a server asks for a kind of input
-// the client has no callback for. The call ends without a retry.
+// the client has no callback for. The call ends without a retry. On a
+// legacy session the server's request is answered with -32601 (method not
+// found) instead: the client does not serve that method.
 type MissingCallbackError struct {
-	Key    string // the input request's key
+	Key    string // the input request's key ("" for a legacy server's request)
 	Method string // the kind: elicitation/create, sampling/createMessage or roots/list
 }
 
 // Error names the kind of input and its key.
 func (e *MissingCallbackError) Error() string {
-	return fmt.Sprintf("client: the server asked for %s (input %q), and the client has no callback for it", e.Method, e.Key)
+	return fmt.Sprintf("client: the server asked for %s%s, and the client has no callback for it", e.Method, inputKey(e.Key))
+}
+
+// inputKey names an input request's key in a message, if it has one.
+func inputKey(key string) string {
+	if key == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (input %q)", key)
 }
 
 // Is makes errors.Is(err, ErrInputRequired) match: the server asked for
 // input the client cannot give.
 func (e *MissingCallbackError) Is(target error) bool { return target == ErrInputRequired }
+
+// UndeclaredCapabilityError is returned when a server asks for input the
+// client has a callback for but did not declare, such as a URL-mode
+// elicitation from a client that declared form mode only (the default for
+// a client with an Elicit callback). The callback is not run: the
+// declaration is the host's promise of what it can present, and a server
+// must not ask beyond it. On a legacy session the server's request is
+// answered with -32602 (invalid params), as the specification asks for an
+// undeclared elicitation mode.
+type UndeclaredCapabilityError struct {
+	Key    string // the input request's key ("" for a legacy server's request)
+	Method string // its kind
+	// Required is what the request needs declared.
+	Required *mcp.ClientCapabilities
+}
+
+// Error names the kind of input and the capability it needs.
+func (e *UndeclaredCapabilityError) Error() string {
+	return fmt.Sprintf("client: the server asked for %s%s, which needs a capability the client did not declare (%s)",
+		e.Method, inputKey(e.Key), mcp.NewMissingRequiredClientCapabilityError(e.Required).Message)
+}
+
+// Is makes errors.Is(err, ErrInputRequired) match: the server asked for
+// input the client cannot give.
+func (e *UndeclaredCapabilityError) Is(target error) bool { return target == ErrInputRequired }
 
 // CallbackError wraps the error of a callback that failed to answer an
 // input request.
@@ -157,7 +199,7 @@ type CallbackError struct {
 
 // Error names the input and the callback's error.
 func (e *CallbackError) Error() string {
-	return fmt.Sprintf("client: answering %s (input %q): %v", e.Method, e.Key, e.Err)
+	return fmt.Sprintf("client: answering %s%s: %v", e.Method, inputKey(e.Key), e.Err)
 }
 
 // Unwrap returns the callback's error.
@@ -165,8 +207,10 @@ func (e *CallbackError) Unwrap() error { return e.Err }
 
 // Fulfil answers every input request of p with the client's callbacks, all
 // at once, and returns the responses to Continue with. It fails without
-// calling anything if a callback is missing for any request, or if p has
-// more requests than LoopOptions.MaxInputRequests. Otherwise it
+// calling anything if any request has no callback (*MissingCallbackError)
+// or needs a capability the client did not declare
+// (*UndeclaredCapabilityError), or if p has more requests than
+// LoopOptions.MaxInputRequests. Otherwise it
 // returns as soon as every callback has answered, a callback fails (with
 // that *CallbackError), or ctx ends (with ctx.Err()); the callbacks still
 // running then see their contexts cancelled, and their answers are
@@ -183,8 +227,8 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 		if r == nil {
 			return nil, fmt.Errorf("client: input request %q is empty", k)
 		}
-		if !s.client.canAnswer(r) {
-			return nil, &MissingCallbackError{Key: k, Method: r.Method()}
+		if err := s.client.check(k, r); err != nil {
+			return nil, err
 		}
 		reqs[i] = r
 	}
@@ -197,7 +241,7 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 	if len(keys) == 1 && ctx.Done() == nil {
 		// One callback and a context that never ends: nothing to run
 		// alongside it and nothing to return early for, so it runs here.
-		raw, err := s.client.fulfilOne(ctx, keys[0], reqs[0])
+		raw, err := s.client.dispatch(ctx, keys[0], reqs[0])
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +268,7 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 					cancel(&callbackPanic{value: v})
 				}
 			}()
-			raw, err := s.client.fulfilOne(cctx, k, r)
+			raw, err := s.client.dispatch(cctx, k, r)
 			if err != nil {
 				cancel(err)
 			}
@@ -262,9 +306,17 @@ type callbackPanic struct{ value any }
 
 func (p *callbackPanic) Error() string { return fmt.Sprintf("client: callback panicked: %v", p.value) }
 
-// fulfilOne runs the callback for the input request r under key and
-// encodes its answer. Any failure is a *CallbackError.
-func (c *Client) fulfilOne(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
+// dispatch answers one input request r (under key) with the client's
+// callbacks and encodes the answer. It is the one path from a server's
+// question to Options.Elicit, Sample and ListRoots: Fulfil takes it for
+// the inputRequests of a 2026-07-28 round, and a legacy session for the
+// server's own requests, so both generations refuse and answer alike. The
+// error is a *MissingCallbackError, an *UndeclaredCapabilityError (no
+// callback has run) or a *CallbackError.
+func (c *Client) dispatch(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
+	if err := c.check(key, r); err != nil {
+		return nil, err
+	}
 	res, err := c.answer(ctx, r)
 	if err == nil {
 		var raw []byte
@@ -276,7 +328,21 @@ func (c *Client) fulfilOne(ctx context.Context, key string, r mcp.InputRequest) 
 	return nil, &CallbackError{Key: key, Method: r.Method(), Err: err}
 }
 
-func (c *Client) canAnswer(r mcp.InputRequest) bool {
+// check says why the client cannot answer r, or nil when it can: a kind
+// with no callback comes first (nothing could answer it, declared or not),
+// then a request the declared capabilities do not allow, by the same rule
+// a server applies before asking (mcp.ClientCapabilities.Allows).
+func (c *Client) check(key string, r mcp.InputRequest) error {
+	if !c.hasCallback(r) {
+		return &MissingCallbackError{Key: key, Method: r.Method()}
+	}
+	if !c.opts.Capabilities.Allows(r) {
+		return &UndeclaredCapabilityError{Key: key, Method: r.Method(), Required: mcp.RequiredCapabilities(r)}
+	}
+	return nil
+}
+
+func (c *Client) hasCallback(r mcp.InputRequest) bool {
 	switch r.(type) {
 	case *mcp.ElicitRequest:
 		return c.opts.Elicit != nil

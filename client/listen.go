@@ -27,7 +27,8 @@ type ListenEvent struct {
 // Subscription is an open subscriptions/listen stream.
 type Subscription struct {
 	// ID is the listen request's id, which the server puts in every
-	// notification of the stream as its subscription id.
+	// notification of the stream as its subscription id. On a legacy
+	// session, where no listen request exists, it only tells streams apart.
 	ID jsonrpc.ID
 	// Granted is what the server agreed to send, from its acknowledgement.
 	// It may be less than what was asked for.
@@ -57,7 +58,18 @@ var ErrListenEnded = errors.New("client: the server ended the subscription")
 // lasts until ctx ends, Close is called, the session closes, or the server
 // ends it. If the server fails the request before acknowledging it, Listen
 // returns the error.
+//
+// A legacy session has no subscriptions/listen, so Listen maps the filter
+// onto what it has: the stream is granted the list changes the server
+// declared (listChanged), which a legacy server sends to the whole
+// session, and the resources it can subscribe to, for which Listen sends
+// resources/subscribe before it returns (and resources/unsubscribe when
+// the last stream wanting one ends). Such a stream ends only from the
+// client's side; its ID names no request.
 func (s *Session) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*Subscription, error) {
+	if s.legacy.Load() {
+		return s.listenLegacy(ctx, filter)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	sub := &Subscription{
 		ID:      jsonrpc.StringID("listen-" + strconv.FormatInt(s.nextSub.Add(1), 10)),

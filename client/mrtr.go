@@ -106,6 +106,11 @@ func (p *Pending) NeedsInput() bool { return len(p.InputRequests) > 0 }
 // Begin sends the first round of call. It returns the complete result (an
 // *mcp.CallToolResult, *mcp.GetPromptResult or *mcp.ReadResourceResult), or,
 // when the server needs input, a Pending to fulfil and Continue.
+//
+// On a legacy session Begin always returns the complete result, never a
+// Pending: the server asks for input while the call is in flight, and the
+// client's callbacks answer at once, so there is no round to drive (nor
+// to audit with LoopOptions.OnRound, or persist).
 func (s *Session) Begin(ctx context.Context, call *Call) (mcp.AnyResult, *Pending, error) {
 	return s.round(ctx, call, 0, nil, "")
 }
@@ -113,8 +118,13 @@ func (s *Session) Begin(ctx context.Context, call *Call) (mcp.AnyResult, *Pendin
 // Continue sends the next round of p with responses and p's request state,
 // exactly as given: nothing is added, merged or overwritten. It returns the
 // complete result or the next Pending. The session need not be the one that
-// began the call.
+// began the call, but it must speak 2026-07-28: on a legacy session, whose
+// server cannot read a round, Continue fails with an error wrapping
+// ErrLegacySession and sends nothing.
 func (s *Session) Continue(ctx context.Context, p *Pending, responses mcp.InputResponses) (mcp.AnyResult, *Pending, error) {
+	if s.legacy.Load() {
+		return nil, nil, fmt.Errorf("client: continuing %s %s on protocol version %s: %w", p.Call.Method, p.Call.target(), s.ProtocolVersion(), ErrLegacySession)
+	}
 	return s.round(ctx, &p.Call, p.Round, responses, p.RequestState)
 }
 
@@ -161,7 +171,16 @@ func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp
 // server answered: *mcp.CallToolResult or *mcp.InputRequiredResult. It is
 // the building block of loops you drive yourself; CallTool runs the loop
 // for you. The session sets p.Meta.
+//
+// On a legacy session the one round is the whole call: it returns the
+// *mcp.CallToolResult (the callbacks answer the server's requests
+// meanwhile), fails with an *InvalidResponseError on an input_required
+// result, and refuses params with inputResponses or requestState (an error
+// wrapping ErrLegacySession), which a legacy server cannot read.
 func (s *Session) CallToolRound(ctx context.Context, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+	if err := s.legacyRound(mcp.MethodCallTool, p.InputResponses, p.RequestState); err != nil {
+		return nil, err
+	}
 	raw, err := s.call(ctx, mcp.MethodCallTool, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
 		return nil, err
@@ -170,11 +189,17 @@ func (s *Session) CallToolRound(ctx context.Context, p *mcp.CallToolRequestParam
 	if err != nil {
 		return nil, &InvalidResponseError{Method: mcp.MethodCallTool, Err: err}
 	}
+	if err := s.legacyOutcome(mcp.MethodCallTool, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
 // GetPromptRound is CallToolRound for prompts/get.
 func (s *Session) GetPromptRound(ctx context.Context, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+	if err := s.legacyRound(mcp.MethodGetPrompt, p.InputResponses, p.RequestState); err != nil {
+		return nil, err
+	}
 	raw, err := s.call(ctx, mcp.MethodGetPrompt, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
 		return nil, err
@@ -183,11 +208,17 @@ func (s *Session) GetPromptRound(ctx context.Context, p *mcp.GetPromptRequestPar
 	if err != nil {
 		return nil, &InvalidResponseError{Method: mcp.MethodGetPrompt, Err: err}
 	}
+	if err := s.legacyOutcome(mcp.MethodGetPrompt, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
 // ReadResourceRound is CallToolRound for resources/read.
 func (s *Session) ReadResourceRound(ctx context.Context, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+	if err := s.legacyRound(mcp.MethodReadResource, p.InputResponses, p.RequestState); err != nil {
+		return nil, err
+	}
 	raw, err := s.call(ctx, mcp.MethodReadResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
 		return nil, err
@@ -195,6 +226,9 @@ func (s *Session) ReadResourceRound(ctx context.Context, p *mcp.ReadResourceRequ
 	out, err := mcp.DecodeReadResourceOutcome(raw)
 	if err != nil {
 		return nil, &InvalidResponseError{Method: mcp.MethodReadResource, Err: err}
+	}
+	if err := s.legacyOutcome(mcp.MethodReadResource, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -237,10 +271,13 @@ func (s *Session) run(ctx context.Context, call *Call) (mcp.AnyResult, error) {
 	return res, err
 }
 
-// timedRound sends one round within LoopOptions.RoundTimeout, if set.
+// timedRound sends one round within LoopOptions.RoundTimeout, if set. A
+// legacy session's one request spans the time its callbacks take to answer
+// the server, which RoundTimeout promises not to bound, so it goes
+// untimed: the call's context bounds it.
 func (s *Session) timedRound(ctx context.Context, call *Call, round int, send func(context.Context) (mcp.AnyResult, *Pending, error)) (mcp.AnyResult, *Pending, error) {
 	d := s.client.loop.roundTimeout
-	if d <= 0 {
+	if d <= 0 || s.legacy.Load() {
 		return send(ctx)
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, d, errRoundTimeout)

@@ -12,7 +12,6 @@ import (
 	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
-	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
 )
 
@@ -103,15 +102,21 @@ func TestNegotiateWithRealServer(t *testing.T) {
 	})
 }
 
+// TestNegotiateNothingInCommon: a -32022 that names no 2026-07-28-style
+// version the client speaks means a legacy server (or none the client can
+// talk to): the client tries the legacy handshake, offering the newest
+// legacy version listed that it speaks, else its own newest. When that
+// fails too, the error wraps ErrUnsupportedVersion and keeps the -32022.
 func TestNegotiateNothingInCommon(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		supported []mcp.ProtocolVersion
+		offer     mcp.ProtocolVersion
 	}{
-		{"legacy only", []mcp.ProtocolVersion{mcp.Version20251125}},
-		{"several legacy", []mcp.ProtocolVersion{mcp.Version20251125, mcp.Version20250618}},
-		{"unknown only", []mcp.ProtocolVersion{"2030-01-01"}},
-		{"empty list", nil},
+		{"legacy only", []mcp.ProtocolVersion{mcp.Version20251125}, mcp.Version20251125},
+		{"several legacy", []mcp.ProtocolVersion{mcp.Version20250618, mcp.Version20250326}, mcp.Version20250618},
+		{"unknown only", []mcp.ProtocolVersion{"2030-01-01"}, mcp.Version20251125},
+		{"empty list", nil, mcp.Version20251125},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -119,6 +124,13 @@ func TestNegotiateNothingInCommon(t *testing.T) {
 				res := connectAsync(newClient(nil), tr)
 				m := f.expect(mcp.MethodDiscover)
 				f.unsupported(m.ID, mcp.LatestVersion, tc.supported...)
+				init := f.expect(mcp.MethodInitialize)
+				var offered mcp.ProtocolVersion
+				init.param(t, "protocolVersion", &offered)
+				if offered != tc.offer {
+					t.Errorf("initialize offers %q, want %q", offered, tc.offer)
+				}
+				f.fail(init.ID, jsonrpc.CodeMethodNotFound, "Method not found", "")
 				r := <-res
 				if r.err == nil {
 					r.sess.Close()
@@ -130,7 +142,7 @@ func TestNegotiateNothingInCommon(t *testing.T) {
 				if _, ok := mcp.AsUnsupportedProtocolVersion(r.err); !ok {
 					t.Errorf("error %v does not carry the server's -32022", r.err)
 				}
-				f.expectClosed() // no retry, and the connection was closed
+				f.expectClosed() // no third attempt, and the connection was closed
 			})
 		})
 	}
@@ -185,24 +197,6 @@ func TestNegotiateMalformedData(t *testing.T) {
 			t.Fatalf("Connect: %v, want ErrUnsupportedVersion", r.err)
 		}
 		f.expectClosed()
-	})
-}
-
-func TestNegotiateLegacyOnlyRealServer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := newServer(&server.Options{SupportedVersions: []mcp.ProtocolVersion{mcp.Version20251125}})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		a, b := transport.NewMemoryPipe()
-		served := async(func() error { return s.ServeConn(ctx, b) })
-		_, err := newClient(nil).Connect(ctx, transport.NewMemoryTransport(a))
-		if !errors.Is(err, client.ErrUnsupportedVersion) {
-			t.Fatalf("Connect to a 2025-11-25-only server: %v, want ErrUnsupportedVersion", err)
-		}
-		// Connect closed its end, so the server is done with it.
-		if err := <-served; err != nil {
-			t.Errorf("ServeConn: %v", err)
-		}
 	})
 }
 
@@ -325,7 +319,7 @@ func (c *countingTransport) Connect(ctx context.Context) (transport.Conn, error)
 }
 
 func TestPinnedUnspeakableVersion(t *testing.T) {
-	for _, v := range []mcp.ProtocolVersion{mcp.Version20251125, mcp.Version20241105, "2030-13-99"} {
+	for _, v := range []mcp.ProtocolVersion{mcp.Version20241105, "2030-13-99"} {
 		a, _ := transport.NewMemoryPipe()
 		tr := &countingTransport{Transport: transport.NewMemoryTransport(a)}
 		_, err := newClient(&client.Options{ProtocolVersion: v}).Connect(context.Background(), tr)
@@ -350,21 +344,37 @@ func TestPinnedLatestVersion(t *testing.T) {
 	})
 }
 
-// TestConnectDiscoverErrors: other errors from server/discover fail
-// Connect as they are, and close the connection.
+// TestConnectDiscoverErrors: errors from server/discover that do not say
+// "legacy server" fail Connect as they are, without a handshake, and close
+// the connection. (The ones that do are in legacy_test.go.)
 func TestConnectDiscoverErrors(t *testing.T) {
+	for _, code := range []int64{jsonrpc.CodeInternalError, -32000} {
+		synctest.Test(t, func(t *testing.T) {
+			f, tr := newFake(t)
+			res := connectAsync(newClient(nil), tr)
+			m := f.expect(mcp.MethodDiscover)
+			f.fail(m.ID, code, "Something failed", "")
+			r := <-res
+			var rpcErr *jsonrpc.Error
+			if !errors.As(r.err, &rpcErr) || rpcErr.Code != code {
+				t.Fatalf("Connect: %v, want the server's %d", r.err, code)
+			}
+			if errors.Is(r.err, client.ErrUnsupportedVersion) {
+				t.Errorf("%d reported as ErrUnsupportedVersion", code)
+			}
+			f.expectClosed()
+		})
+	}
 	synctest.Test(t, func(t *testing.T) {
+		// A result the client cannot read is an answer too: no handshake.
 		f, tr := newFake(t)
 		res := connectAsync(newClient(nil), tr)
 		m := f.expect(mcp.MethodDiscover)
-		f.fail(m.ID, jsonrpc.CodeMethodNotFound, "Method not found", "")
+		f.reply(m.ID, `{"resultType":"complete","supportedVersions":7}`)
 		r := <-res
-		var rpcErr *jsonrpc.Error
-		if !errors.As(r.err, &rpcErr) || rpcErr.Code != jsonrpc.CodeMethodNotFound {
-			t.Fatalf("Connect: %v, want the server's -32601", r.err)
-		}
-		if errors.Is(r.err, client.ErrUnsupportedVersion) {
-			t.Errorf("-32601 reported as ErrUnsupportedVersion")
+		var bad *client.InvalidResponseError
+		if !errors.As(r.err, &bad) {
+			t.Fatalf("Connect: %v, want an InvalidResponseError", r.err)
 		}
 		f.expectClosed()
 	})

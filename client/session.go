@@ -13,8 +13,11 @@ import (
 	"github.com/parley-mcp/parley/transport"
 )
 
-// Session is one connection to a server. It is safe for concurrent use:
-// any number of calls may be in flight at once.
+// Session is one connection to a server, of either protocol generation:
+// 2026-07-28, where every request stands alone, or legacy (2025-11-25 and
+// earlier), opened by initialize. Its methods work the same in both, except
+// where they say otherwise. It is safe for concurrent use: any number of
+// calls may be in flight at once.
 type Session struct {
 	client *Client
 	conn   *jsonrpc.Conn
@@ -23,7 +26,21 @@ type Session struct {
 	meta       atomic.Pointer[mcp.RequestMetaObject] // the _meta of every request, for the current version
 	discovered atomic.Pointer[mcp.DiscoverResult]
 
+	// legacy is set before initialize is sent: from then on requests
+	// carry no envelope and the server's requests are served. It is
+	// atomic because the read loop, which serves them, is already running.
+	legacy      atomic.Bool
+	initialized atomic.Pointer[mcp.InitializeResult] // the server's answer to initialize
+
 	pinned bool // the version is pinned: never switch it
+
+	// resourceSubs counts the open legacy Listen streams that want each
+	// resource URI, so resources/unsubscribe goes out only when the last
+	// one ends. subMu serializes the (un)subscribe requests with the
+	// counts, so a subscribe and an unsubscribe of one URI cannot cross on
+	// the wire.
+	subMu        sync.Mutex
+	resourceSubs map[string]int
 
 	nextToken atomic.Int64 // progress tokens
 	nextSub   atomic.Int64 // listen request ids
@@ -35,7 +52,7 @@ type Session struct {
 }
 
 func newSession(c *Client, tc transport.Conn, version mcp.ProtocolVersion, pinned bool) *Session {
-	s := &Session{client: c, subs: make(map[jsonrpc.ID]*Subscription), pinned: pinned, tc: &onceCloser{Conn: tc}}
+	s := &Session{client: c, subs: make(map[jsonrpc.ID]*Subscription), pinned: pinned, tc: &onceCloser{Conn: tc}, resourceSubs: make(map[string]int)}
 	s.setVersion(version)
 	s.conn = jsonrpc.NewConn(s.tc, &jsonrpc.ConnOptions{
 		Logger:  c.log,
@@ -56,12 +73,18 @@ func (s *Session) setVersion(v mcp.ProtocolVersion) {
 	})
 }
 
-// ProtocolVersion returns the protocol version the session speaks.
+// ProtocolVersion returns the protocol version the session speaks: the
+// one negotiated with server/discover, or the one the server answered
+// initialize with on a legacy session. Its Era tells the generations apart.
 func (s *Session) ProtocolVersion() mcp.ProtocolVersion { return s.meta.Load().ProtocolVersion }
 
 // ServerInfo returns the server's self-description from the latest
-// server/discover result, or nil if it sent none.
+// server/discover result, or from initialize on a legacy session; nil if
+// it sent none.
 func (s *Session) ServerInfo() *mcp.Implementation {
+	if r := s.initialized.Load(); r != nil {
+		return &r.ServerInfo
+	}
 	if d := s.discovered.Load(); d != nil && d.Meta != nil {
 		return d.Meta.ServerInfo
 	}
@@ -69,18 +92,37 @@ func (s *Session) ServerInfo() *mcp.Implementation {
 }
 
 // ServerCapabilities returns the capabilities the server declared in the
-// latest server/discover result. The result is shared: do not modify it.
+// latest server/discover result, or in initialize on a legacy session. The
+// result is shared: do not modify it.
 func (s *Session) ServerCapabilities() *mcp.ServerCapabilities {
+	if r := s.initialized.Load(); r != nil {
+		return &r.Capabilities
+	}
 	if d := s.discovered.Load(); d != nil {
 		return &d.Capabilities
 	}
 	return &mcp.ServerCapabilities{}
 }
 
+// Instructions returns how the server says it should be used, from the
+// latest server/discover result or from initialize, or "".
+func (s *Session) Instructions() string {
+	if r := s.initialized.Load(); r != nil {
+		return r.Instructions
+	}
+	if d := s.discovered.Load(); d != nil {
+		return d.Instructions
+	}
+	return ""
+}
+
 // Close ends the session and closes its transport. Calls in flight fail
 // with an error wrapping jsonrpc.ErrConnClosed, and open subscriptions end
 // (their Events channels are closed) before Close returns. For a transport
 // that runs a server process, Close also reports how the process ended.
+// Closing the transport is also what ends a legacy session on the server:
+// a stdio server sees its input close, and the HTTP transport ends its
+// session itself (DELETE) when closed.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	s.closing = true
@@ -110,15 +152,27 @@ func (c *onceCloser) Close() error {
 func (s *Session) Done() <-chan struct{} { return s.conn.Done() }
 
 // requestMeta returns the _meta for one request: the shared object, or a
-// copy with a fresh progress token when progress is wanted.
+// copy with a fresh progress token when progress is wanted. A legacy
+// request carries no envelope (initialize declared it once), so its _meta
+// is the progress token alone, or nothing.
 func (s *Session) requestMeta() *mcp.RequestMetaObject {
+	if s.legacy.Load() {
+		if s.client.opts.OnProgress == nil {
+			return nil
+		}
+		return &mcp.RequestMetaObject{ProgressToken: s.progressToken()}
+	}
 	m := s.meta.Load()
 	if s.client.opts.OnProgress == nil {
 		return m
 	}
 	c := *m
-	c.ProgressToken = mcp.ProgressToken(jsonrpc.StringID("p" + strconv.FormatInt(s.nextToken.Add(1), 10)))
+	c.ProgressToken = s.progressToken()
 	return &c
+}
+
+func (s *Session) progressToken() mcp.ProgressToken {
+	return mcp.ProgressToken(jsonrpc.StringID("p" + strconv.FormatInt(s.nextToken.Add(1), 10)))
 }
 
 // call sends one request. setMeta stores the request's _meta in params just
@@ -154,7 +208,8 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 			return res, nil
 		}
 		data, ok := mcp.AsUnsupportedProtocolVersion(err)
-		if !ok {
+		if !ok || s.legacy.Load() {
+			// A legacy session settled its version in initialize, once.
 			return nil, err
 		}
 		if retried {
@@ -163,7 +218,7 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 		if s.pinned {
 			return nil, fmt.Errorf("client: %s: server refused the pinned protocol version %s (it supports %v): %w (%w)", method, meta.ProtocolVersion, data.Supported, ErrUnsupportedVersion, err)
 		}
-		next := s.client.mutualVersion(data.Supported)
+		next := s.client.mutualVersion(data.Supported, false)
 		// The same version again is worth one retry too: the retried flag
 		// bounds it, and some servers refuse transiently.
 		if next == "" {
@@ -175,10 +230,14 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 	}
 }
 
-// handle serves what the server sends: notifications only (a 2026-07-28
-// server never sends requests).
+// handle serves what the server sends: notifications, and on a legacy
+// session the server's requests (a 2026-07-28 server sends none: it asks
+// for input in its results).
 func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if !req.IsNotification() {
+		if s.legacy.Load() {
+			return s.serveLegacy(ctx, req)
+		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
 	}
 	switch req.Method {
@@ -206,6 +265,10 @@ func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 			}
 			f(ctx, &p)
 		}
+		return nil, nil
+	}
+	if s.legacy.Load() {
+		s.routeLegacy(req)
 		return nil, nil
 	}
 	s.routeSubscription(req)

@@ -178,9 +178,9 @@ func TestStdioServerCrashes(t *testing.T) {
 }
 
 func TestStdioConnectFailsCleanly(t *testing.T) {
-	// A legacy-only client setting never starts the process.
+	// A version the client cannot speak never starts the process.
 	cmd, tr, _ := serverCommand(t, "serve")
-	_, err := newClient(&client.Options{ProtocolVersion: mcp.Version20251125}).Connect(context.Background(), tr)
+	_, err := newClient(&client.Options{ProtocolVersion: mcp.Version20241105}).Connect(context.Background(), tr)
 	if !errors.Is(err, client.ErrUnsupportedVersion) {
 		t.Fatalf("Connect: %v", err)
 	}

@@ -45,6 +45,26 @@ func (mrtrAsker) ask(context.Context, *Call, mcp.InputRequests) (mcp.InputRespon
 	return nil, errSuspend
 }
 
+// backChannelAsker asks over a legacy session's back-channel: every
+// question of the round at once, as server-to-client requests tied to the
+// request, and the engine carries on with the answers within the same
+// request. Without a back-channel (stateless legacy HTTP) the call fails
+// with the error that says so.
+type backChannelAsker struct{}
+
+func (backChannelAsker) ask(ctx context.Context, c *Call, questions mcp.InputRequests) (mcp.InputResponses, error) {
+	return c.AskAll(ctx, questions)
+}
+
+// askerFor picks how the call's questions reach the client: by suspending
+// under 2026-07-28, over the back-channel on a legacy session.
+func askerFor(c *Call) asker {
+	if c.ProtocolVersion().SupportsInputRequired() {
+		return mrtrAsker{}
+	}
+	return backChannelAsker{}
+}
+
 // prepare readies a call before its body runs. Without questions it hands
 // the body the retry's answers and plaintext state (the hand-built form);
 // with questions it resolves them, and returns an InputRequiredResult
@@ -55,7 +75,7 @@ func prepare[In any](ctx context.Context, c *Call, pl *plan, in In, p mcp.InputR
 		c.responses, c.state = *responses, *state
 		return nil, nil
 	}
-	return pl.resolve(ctx, c, in, *responses, *state, mrtrAsker{})
+	return pl.resolve(ctx, c, in, *responses, *state, askerFor(c))
 }
 
 // maxEngineRounds bounds the rounds one request may run with a
@@ -134,6 +154,14 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 		}
 		if len(pending) == 0 {
 			return nil, nil
+		}
+		if !suspends && !c.HasBackChannel() {
+			// A legacy request with nowhere to ask (stateless HTTP): the
+			// missing back-channel, not the capabilities a stateless
+			// session cannot know, is what the client must hear about.
+			// AskAll sends nothing then and returns that error.
+			_, err := c.AskAll(ctx, pending)
+			return nil, err
 		}
 		if err := p.gate(c, pending); err != nil {
 			return nil, err

@@ -82,11 +82,11 @@ func (s *Server) Prepare(msg *jsonrpc.Request) (*Request, error) {
 	m := methods[msg.Method]
 	if m == nil {
 		if msg.Method == mcp.MethodInitialize {
-			// A legacy client starts with initialize: tell it, in words,
-			// what this server speaks instead.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf(
-				"Method not found: initialize (this server speaks MCP without a handshake; supported protocol versions: %s)",
-				joinVersions(s.opts.SupportedVersions))}
+			// A legacy client starts with initialize, which transports
+			// send to Server.Initialize; one that reaches here came with
+			// the 2026-07-28 envelope, or to a server without legacy
+			// versions. Tell it, in words, what this server speaks.
+			return nil, s.noHandshake()
 		}
 		return nil, methodNotFound(msg.Method)
 	}
@@ -127,7 +127,11 @@ func (s *Server) Serve(ctx context.Context, req *Request) (any, error) {
 		return nil, internalError()
 	}
 	if ir, ok := res.(*mcp.InputRequiredResult); ok {
-		if err := s.checkInputRequired(req, ir); err != nil {
+		if req.session != nil && s.opts.Bridge != nil {
+			if res, err = s.bridge(ctx, chain, req, ir); err != nil {
+				return nil, err
+			}
+		} else if err := s.checkInputRequired(req, ir); err != nil {
 			return nil, err
 		}
 	}
@@ -139,8 +143,15 @@ func (s *Server) checkMeta(meta *mcp.RequestMetaObject) error {
 	if meta == nil || meta.ProtocolVersion == "" {
 		return missingMeta(mcp.MetaKeyProtocolVersion)
 	}
-	if !s.supports(meta.ProtocolVersion) {
-		return mcp.NewUnsupportedProtocolVersionError(meta.ProtocolVersion, s.opts.SupportedVersions)
+	if !s.supports(meta.ProtocolVersion) || meta.ProtocolVersion.Era() != mcp.EraModern {
+		// A legacy version cannot ride on a request without a
+		// handshake; data lists every supported version, so that a
+		// client learns it may initialize instead.
+		e := mcp.NewUnsupportedProtocolVersionError(meta.ProtocolVersion, s.opts.SupportedVersions)
+		if s.supports(meta.ProtocolVersion) {
+			e.Message += "; legacy versions are served after initialize, on requests without the _meta envelope"
+		}
+		return e
 	}
 	if meta.ClientCapabilities == nil {
 		return missingMeta(mcp.MetaKeyClientCapabilities)
@@ -229,6 +240,11 @@ func (s *Server) stamp(req *Request, res mcp.AnyResult) mcp.AnyResult {
 		res = c.Interface().(mcp.AnyResult)
 	}
 	h := res.ResultHeader()
+	if req.session != nil {
+		// Legacy results have no resultType, serverInfo or caching
+		// hints: the session's initialize said who the server is.
+		return res
+	}
 	if _, ok := res.(*mcp.InputRequiredResult); ok {
 		h.ResultType = mcp.ResultTypeInputRequired
 	} else if h.ResultType == "" {

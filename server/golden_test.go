@@ -84,6 +84,12 @@ func replay(t *testing.T, input []byte) []byte {
 	done := make(chan error, 1)
 	go func() { done <- s.ServeConn(ctx, serverEnd) }()
 
+	// An archive that starts with an initialize without the envelope is a
+	// legacy session, validated against the 2025-11-25 schema.
+	version := mcp.LatestVersion
+	if m, _ := classify(firstLine(input)); m == mcp.MethodInitialize && !bytes.Contains(input, []byte(mcp.MetaKeyProtocolVersion)) {
+		version = mcp.Version20251125
+	}
 	var got bytes.Buffer
 	for _, line := range bytes.Split(input, []byte("\n")) {
 		line = bytes.TrimSpace(line)
@@ -109,11 +115,11 @@ func replay(t *testing.T, input []byte) []byte {
 			}
 			json.Unmarshal(msg, &probe)
 			if probe.Method != "" {
-				spectest.ValidateMessage(t, mcp.LatestVersion, msg, "")
+				spectest.ValidateMessage(t, version, msg, "")
 				continue
 			}
 			if method != "" {
-				spectest.ValidateMessage(t, mcp.LatestVersion, msg, method)
+				spectest.ValidateMessage(t, version, msg, method)
 			}
 			break
 		}
@@ -123,6 +129,16 @@ func replay(t *testing.T, input []byte) []byte {
 		t.Errorf("ServeConn: %v", err)
 	}
 	return got.Bytes()
+}
+
+// firstLine returns the first message line of an "in" file.
+func firstLine(input []byte) []byte {
+	for _, line := range bytes.Split(input, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '#' {
+			return line
+		}
+	}
+	return nil
 }
 
 // classify reports the method of a request line and whether the server
@@ -149,7 +165,8 @@ func classify(line []byte) (method string, answered bool) {
 func knownMethod(m string) bool {
 	switch m {
 	case mcp.MethodDiscover, mcp.MethodListTools, mcp.MethodCallTool, mcp.MethodListPrompts, mcp.MethodGetPrompt,
-		mcp.MethodListResources, mcp.MethodListResourceTemplates, mcp.MethodReadResource, mcp.MethodComplete:
+		mcp.MethodListResources, mcp.MethodListResourceTemplates, mcp.MethodReadResource, mcp.MethodComplete,
+		mcp.MethodInitialize, mcp.MethodPing, mcp.MethodSetLoggingLevel, mcp.MethodSubscribeResource, mcp.MethodUnsubscribeResource:
 		return true
 	}
 	return false

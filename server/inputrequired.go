@@ -1,6 +1,10 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+	"reflect"
+
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -34,4 +38,97 @@ func (s *Server) checkInputRequired(req *Request, ir *mcp.InputRequiredResult) e
 		return mcp.NewMissingRequiredClientCapabilityError(missing)
 	}
 	return nil
+}
+
+// bridge serves a legacy session's request whose handler answered with an
+// InputRequiredResult (see Options.Bridge): it sends the input requests to
+// the client over the back-channel, all at once, and calls the handler
+// again with the answers and the echoed requestState, as a 2026-07-28
+// client would retry, until the handler returns its final result or the
+// round limit is reached.
+func (s *Server) bridge(ctx context.Context, chain Handler, req *Request, ir *mcp.InputRequiredResult) (mcp.AnyResult, error) {
+	p, ok := req.Params.(mcp.InputResponseParams)
+	if !ok {
+		s.log.Error("server: InputRequiredResult from a method that cannot carry it", "method", req.Method)
+		return nil, internalError()
+	}
+	for round := 1; ; round++ {
+		if round > s.opts.Bridge.MaxRounds {
+			s.log.Error("server: legacy bridge: handler still needs input after the round limit",
+				"method", req.Method, "maxRounds", s.opts.Bridge.MaxRounds)
+			return nil, internalError()
+		}
+		if err := ir.Validate(); err != nil {
+			s.log.Error("server: invalid InputRequiredResult", "method", req.Method, "err", err)
+			return nil, internalError()
+		}
+		if !req.HasBackChannel() {
+			s.log.Error("server: legacy bridge: the handler needs input, but the session has no back-channel (stateless Streamable HTTP)",
+				"method", req.Method)
+			return nil, noBackChannel(firstMethod(ir.InputRequests))
+		}
+		if missing := req.ClientCapabilities().MissingFor(ir.InputRequests); missing != nil {
+			return nil, mcp.NewMissingRequiredClientCapabilityError(missing)
+		}
+		answers, err := req.AskAll(ctx, ir.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		responses, state := p.Continuation()
+		*responses, *state = answers, ir.RequestState
+		res, err := chain(ctx, req)
+		if err != nil {
+			return nil, s.wireError(req, err)
+		}
+		if res == nil || reflect.ValueOf(res).IsNil() {
+			s.log.Error("server: handler returned neither a result nor an error", "method", req.Method)
+			return nil, internalError()
+		}
+		next, ok := res.(*mcp.InputRequiredResult)
+		if !ok {
+			return res, nil
+		}
+		ir = next
+	}
+}
+
+// AskAll sends every input request to the client at once, as [Request.Ask]
+// does one, and returns the answers under the same keys. The first failure
+// cancels the others and is returned.
+func (req *Request) AskAll(ctx context.Context, reqs mcp.InputRequests) (mcp.InputResponses, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		key string
+		raw json.RawMessage
+		err error
+	}
+	ch := make(chan answer, len(reqs))
+	for key, q := range reqs {
+		go func() {
+			raw, err := req.Ask(ctx, q)
+			ch <- answer{key, raw, err}
+		}()
+	}
+	out := make(mcp.InputResponses, len(reqs))
+	var first error
+	for range reqs {
+		a := <-ch
+		if a.err != nil && first == nil {
+			first = a.err
+			cancel()
+		}
+		out[a.key] = a.raw
+	}
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
+}
+
+func firstMethod(reqs mcp.InputRequests) string {
+	for _, k := range reqs.Keys() {
+		return reqs[k].Method()
+	}
+	return "a request"
 }

@@ -37,13 +37,29 @@ func (sub *subscription) wants(c change) bool {
 	return false
 }
 
-// hub tracks the open listen streams.
+// hub tracks the open listen streams and legacy sessions.
 type hub struct {
-	mu   sync.Mutex
-	subs map[*subscription]struct{}
+	mu       sync.Mutex
+	subs     map[*subscription]struct{}
+	sessions map[*Session]struct{}
 }
 
-func (h *hub) init() { h.subs = make(map[*subscription]struct{}) }
+func (h *hub) init() {
+	h.subs = make(map[*subscription]struct{})
+	h.sessions = make(map[*Session]struct{})
+}
+
+func (h *hub) addSession(ss *Session) {
+	h.mu.Lock()
+	h.sessions[ss] = struct{}{}
+	h.mu.Unlock()
+}
+
+func (h *hub) removeSession(ss *Session) {
+	h.mu.Lock()
+	delete(h.sessions, ss)
+	h.mu.Unlock()
+}
 
 func (h *hub) add(sub *subscription) {
 	h.mu.Lock()
@@ -57,26 +73,26 @@ func (h *hub) remove(sub *subscription) {
 	h.mu.Unlock()
 }
 
-// NotifyToolListChanged tells every listen stream that asked for it that the
-// tool list changed.
+// NotifyToolListChanged tells every listen stream that asked for it, and
+// every legacy session, that the tool list changed.
 func (s *Server) NotifyToolListChanged() {
 	s.publish(change{method: mcp.NotificationToolListChanged})
 }
 
-// NotifyPromptListChanged tells every listen stream that asked for it that
-// the prompt list changed.
+// NotifyPromptListChanged tells every listen stream that asked for it, and
+// every legacy session, that the prompt list changed.
 func (s *Server) NotifyPromptListChanged() {
 	s.publish(change{method: mcp.NotificationPromptListChanged})
 }
 
-// NotifyResourceListChanged tells every listen stream that asked for it
-// that the resource list changed.
+// NotifyResourceListChanged tells every listen stream that asked for it,
+// and every legacy session, that the resource list changed.
 func (s *Server) NotifyResourceListChanged() {
 	s.publish(change{method: mcp.NotificationResourceListChanged})
 }
 
-// NotifyResourceUpdated tells every listen stream subscribed to uri that the
-// resource changed.
+// NotifyResourceUpdated tells every listen stream and legacy session
+// subscribed to uri that the resource changed.
 func (s *Server) NotifyResourceUpdated(uri string) {
 	s.publish(change{method: mcp.NotificationResourceUpdated, uri: uri})
 }
@@ -94,6 +110,16 @@ func (s *Server) publish(c change) {
 		case sub.events <- c:
 		default:
 			s.log.Warn("server: listen stream is not keeping up; dropping a change", "method", c.method)
+		}
+	}
+	for ss := range s.hub.sessions {
+		if !ss.wants(c) {
+			continue
+		}
+		select {
+		case ss.events <- c:
+		default:
+			s.log.Warn("server: legacy session is not keeping up; dropping a change", "method", c.method)
 		}
 	}
 }

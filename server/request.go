@@ -2,6 +2,11 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
@@ -28,8 +33,20 @@ type Request struct {
 	// supported protocol version and client capabilities.
 	Meta *mcp.RequestMetaObject
 
-	notify NotifyFunc
+	notify  NotifyFunc
+	call    CallFunc // the back-channel of a legacy session, if it has one
+	session *Session // the legacy session, or nil
 }
+
+// Session returns the legacy session the request belongs to, or nil for a
+// 2026-07-28 request (which belongs to no session).
+func (r *Request) Session() *Session { return r.session }
+
+// HasBackChannel reports whether the server can send requests to the
+// client while serving r: true on a legacy session over stdio, in memory
+// or stateful Streamable HTTP; false under 2026-07-28, where a handler
+// asks by returning an InputRequiredResult, and on stateless legacy HTTP.
+func (r *Request) HasBackChannel() bool { return r.call != nil }
 
 // ProtocolVersion returns the protocol version the request was made with.
 func (r *Request) ProtocolVersion() mcp.ProtocolVersion { return r.Meta.ProtocolVersion }
@@ -90,4 +107,76 @@ func (r *Request) Log(ctx context.Context, level mcp.LoggingLevel, logger string
 		Logger: logger,
 		Data:   data,
 	})
+}
+
+// ErrNoBackChannel is wrapped by the error of [Request.Ask] when the
+// request has no back-channel (see [Request.HasBackChannel]).
+var ErrNoBackChannel = errors.New("server: no back-channel for server-to-client requests")
+
+// Ask sends q to the client as a server-to-client request tied to r, and
+// returns the client's raw result: the legacy way to elicit, sample or
+// list roots. Decode the result as what was asked, for example with
+// mcp.InputResponses{"k": raw}.Elicit("k").
+//
+// Ask refuses, before sending anything, a request the client's declared
+// capabilities do not allow (a -32021 *jsonrpc.Error naming what is
+// missing), and a request without a back-channel (an *jsonrpc.Error with
+// code -32600 that wraps ErrNoBackChannel and says why). A URL elicitation
+// without an elicitationId, which legacy sessions require, is given one.
+func (r *Request) Ask(ctx context.Context, q mcp.InputRequest) (json.RawMessage, error) {
+	if r.call == nil {
+		return nil, noBackChannel(q.Method())
+	}
+	if !r.ClientCapabilities().Allows(q) {
+		return nil, mcp.NewMissingRequiredClientCapabilityError(mcp.RequiredCapabilities(q))
+	}
+	params, err := backChannelParams(q)
+	if err != nil {
+		return nil, fmt.Errorf("server: encoding %s: %w", q.Method(), err)
+	}
+	return r.call(ctx, q.Method(), params)
+}
+
+// noBackChannel is the one error of a server-to-client request that has
+// no channel to go on.
+func noBackChannel(method string) error {
+	return &noBackChannelError{&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+		"Cannot send %s: this session has no back-channel for server-to-client requests "+
+			"(stateless Streamable HTTP); use protocol version 2026-07-28 or a stateful session", method)}}
+}
+
+// noBackChannelError is the wire error that also matches ErrNoBackChannel.
+type noBackChannelError struct{ wire *jsonrpc.Error }
+
+func (e *noBackChannelError) Error() string   { return e.wire.Error() }
+func (e *noBackChannelError) Unwrap() []error { return []error{e.wire, ErrNoBackChannel} }
+
+// backChannelParams encodes the params of an input request as a legacy
+// server-to-client request carries them.
+func backChannelParams(q mcp.InputRequest) (json.RawMessage, error) {
+	if e, ok := q.(*mcp.ElicitRequest); ok {
+		if u, ok := e.Params.(*mcp.ElicitRequestURLParams); ok && u.ElicitationID == "" {
+			c := *u
+			c.ElicitationID = newElicitationID()
+			q = &mcp.ElicitRequest{Params: &c}
+		}
+	}
+	raw, err := mcp.Marshal(q)
+	if err != nil {
+		return nil, err
+	}
+	var env struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, err
+	}
+	return env.Params, nil
+}
+
+// newElicitationID returns a fresh random elicitation id.
+func newElicitationID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
@@ -14,6 +15,12 @@ import (
 // ServeConn serves one stream connection (stdio, in-memory, a socket) until
 // the peer closes it or ctx ends, and returns nil after a clean close by the
 // peer. Requests on the connection are served concurrently.
+//
+// The connection's generation is fixed by its first exchange: an
+// initialize before any 2026-07-28 request has succeeded opens a legacy
+// session, whose requests are then served with its version and
+// capabilities, and whose handlers can send requests to the client;
+// otherwise the connection serves 2026-07-28 requests, each on its own.
 func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 	var conn *jsonrpc.Conn
 	ready := make(chan struct{}) // conn is set: the read loop starts before NewConn returns
@@ -21,10 +28,15 @@ func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 		<-ready
 		return conn.Notify(ctx, method, params)
 	}
+	call := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		<-ready
+		return conn.CallRaw(ctx, method, params)
+	}
+	g := &connGeneration{}
 	conn = jsonrpc.NewConn(t, &jsonrpc.ConnOptions{
 		Logger: s.log,
 		Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			res, err := s.Handle(ctx, req, notify)
+			res, err := g.handle(ctx, s, req, notify, call)
 			if err != nil || res == nil {
 				return res, err
 			}
@@ -39,6 +51,7 @@ func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 		}),
 	})
 	close(ready)
+	defer g.close()
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -49,4 +62,51 @@ func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 		return err
 	}
 	return nil
+}
+
+// connGeneration tracks which generation a stream connection speaks.
+type connGeneration struct {
+	mu      sync.Mutex
+	session *Session // set by initialize: the connection is legacy
+	modern  bool     // a 2026-07-28 request succeeded: no handshake any more
+}
+
+func (g *connGeneration) handle(ctx context.Context, s *Server, req *jsonrpc.Request, notify NotifyFunc, call CallFunc) (any, error) {
+	g.mu.Lock()
+	sess, modern := g.session, g.modern
+	if sess == nil && !modern && req.Method == mcp.MethodInitialize && !req.IsNotification() && !ClaimsEnvelope(req) {
+		// Under the lock: two initialize requests racing must not open
+		// two sessions.
+		defer g.mu.Unlock()
+		sess, res, err := s.Initialize(ctx, req, &SessionOptions{Notify: notify})
+		if err != nil {
+			return nil, err
+		}
+		g.session = sess
+		return res, nil
+	}
+	g.mu.Unlock()
+	if sess != nil {
+		return sess.Handle(ctx, req, notify, call)
+	}
+	if req.Method == mcp.MethodInitialize && modern && s.ServesLegacy() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "Invalid request: initialize after 2026-07-28 requests; a connection speaks one protocol generation"}
+	}
+	res, err := s.Handle(ctx, req, notify)
+	if err == nil && res != nil && !modern {
+		g.mu.Lock()
+		g.modern = true
+		g.mu.Unlock()
+	}
+	return res, err
+}
+
+func (g *connGeneration) close() {
+	g.mu.Lock()
+	sess := g.session
+	g.mu.Unlock()
+	if sess != nil {
+		sess.Close()
+	}
 }

@@ -15,8 +15,20 @@ type Options struct {
 	// this server.
 	Instructions string
 	// SupportedVersions are the protocol versions the server serves,
-	// preferred first. Default: [mcp.LatestVersion].
+	// preferred first. Default: 2026-07-28 and the legacy versions
+	// 2025-11-25, 2025-06-18 and 2025-03-26, which clients reach through
+	// the initialize handshake. List only 2026-07-28 versions to refuse
+	// legacy clients. Versions the server cannot serve (unknown ones, and
+	// 2024-11-05) are dropped, with a warning in the log.
 	SupportedVersions []mcp.ProtocolVersion
+	// Bridge, when not nil, lets handlers that return an
+	// InputRequiredResult serve legacy sessions too: the server sends its
+	// input requests to the client as server-to-client requests and calls
+	// the handler again with the answers, as a 2026-07-28 client would.
+	// When nil (the default), such a result on a legacy session is a
+	// server error (-32603), as the protocol requires; handlers built with
+	// mcpserver's questions need no bridge.
+	Bridge *BridgeOptions
 	// DiscoverTTL is the ttlMs of the server/discover result: how long a
 	// client may cache it. Default: 0 (do not cache).
 	DiscoverTTL time.Duration
@@ -35,6 +47,13 @@ type Options struct {
 	// subscriptions/listen stream before further ones are dropped (and
 	// logged). Default: 64.
 	ListenBuffer int
+}
+
+// BridgeOptions configures the legacy bridge; see Options.Bridge.
+type BridgeOptions struct {
+	// MaxRounds bounds how many times one request's handler is called
+	// again with answers. Default: 10.
+	MaxRounds int
 }
 
 // Server is a low-level MCP server. Register handlers before serving; a
@@ -60,20 +79,33 @@ func New(info mcp.Implementation, opts *Options) *Server {
 	if opts != nil {
 		s.opts = *opts
 	}
+	s.log = s.opts.Logger
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	if len(s.opts.SupportedVersions) == 0 {
-		s.opts.SupportedVersions = []mcp.ProtocolVersion{mcp.LatestVersion}
+		s.opts.SupportedVersions = append([]mcp.ProtocolVersion{mcp.LatestVersion}, legacyVersions...)
 	} else {
-		s.opts.SupportedVersions = slices.Clone(s.opts.SupportedVersions)
+		s.opts.SupportedVersions = slices.DeleteFunc(slices.Clone(s.opts.SupportedVersions), func(v mcp.ProtocolVersion) bool {
+			if !servable(v) {
+				s.log.Warn("server: dropping a protocol version the server cannot serve", "version", v)
+				return true
+			}
+			return false
+		})
+	}
+	if s.opts.Bridge != nil {
+		b := *s.opts.Bridge
+		if b.MaxRounds <= 0 {
+			b.MaxRounds = 10
+		}
+		s.opts.Bridge = &b
 	}
 	if s.opts.CacheScope == "" {
 		s.opts.CacheScope = mcp.CacheScopePrivate
 	}
 	if s.opts.ListenBuffer <= 0 {
 		s.opts.ListenBuffer = 64
-	}
-	s.log = s.opts.Logger
-	if s.log == nil {
-		s.log = slog.Default()
 	}
 	s.resultMeta = &mcp.ResultMetaObject{ServerInfo: &s.info}
 	s.hub.init()
@@ -96,4 +128,16 @@ func (s *Server) SupportedVersions() []mcp.ProtocolVersion {
 
 func (s *Server) supports(v mcp.ProtocolVersion) bool {
 	return slices.Contains(s.opts.SupportedVersions, v)
+}
+
+// modernVersions returns the supported versions a request without a
+// handshake may use.
+func (s *Server) modernVersions() []mcp.ProtocolVersion {
+	var vs []mcp.ProtocolVersion
+	for _, v := range s.opts.SupportedVersions {
+		if v.Era() == mcp.EraModern {
+			vs = append(vs, v)
+		}
+	}
+	return vs
 }

@@ -32,7 +32,9 @@ import (
 
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
+	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport/stdio"
+	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
 func main() {
@@ -58,10 +60,14 @@ func main() {
 }
 
 // serveHTTP serves the MCP endpoint at /mcp until ctx ends, then shuts down
-// gracefully: open subscriptions/listen streams get their final result.
+// gracefully: open subscriptions/listen streams get their final result,
+// and legacy sessions end.
 func serveHTTP(ctx context.Context, s *mcpserver.Server, addr string) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.HTTPHandler(nil))
+	// One endpoint for both generations: 2026-07-28 requests are served
+	// statelessly, 2025-11-25 clients get sessions.
+	h := s.HTTPHandler(nil)
+	mux.Handle("/mcp", h)
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -69,6 +75,7 @@ func serveHTTP(ctx context.Context, s *mcpserver.Server, addr string) error {
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(s.LowLevel().EndSubscriptions)
+	hs.RegisterOnShutdown(func() { streamhttp.EndSessions(h) })
 	// The readiness line: run.sh and people read the bound address here.
 	fmt.Fprintf(os.Stderr, "everything-server: serving MCP on http://%s/mcp\n", ln.Addr())
 
@@ -107,6 +114,11 @@ func newFixture() (*fixture, error) {
 		}, &mcpserver.Options{
 			Instructions: "Conformance fixture: every tool, prompt and resource the MCP conformance suite names.",
 			PageSize:     -1, // every list in one page
+			// The tools that build their InputRequiredResult by hand
+			// (test_elicitation_sep1330_enums, test_streaming_elicitation)
+			// serve 2025-11-25 sessions through the bridge; the
+			// dependency-form tools ask over the back-channel by themselves.
+			Server: &server.Options{Bridge: &server.BridgeOptions{}},
 		}),
 	}
 	for _, register := range []func() error{f.registerTools, f.registerPrompts, f.registerResources, f.registerCompletion} {

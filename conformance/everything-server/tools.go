@@ -17,6 +17,7 @@ import (
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
 // none is the arguments of a tool that takes none: its inputSchema is
@@ -166,6 +167,9 @@ func xMCPHeader(ctx context.Context, c *mcpserver.Call, args regionArgs) (string
 // cannot be resumed (closing a request's stream cancels it), so it only
 // pauses, then completes.
 func reconnection(ctx context.Context, c *mcpserver.Call, _ none) (string, error) {
+	// On a 2025-11-25 session, close the event stream so that the client
+	// resumes it with Last-Event-ID (SEP-1699); elsewhere this does nothing.
+	streamhttp.CloseEventStream(ctx)
 	if err := sleep(ctx, 100*time.Millisecond); err != nil {
 		return "", err
 	}

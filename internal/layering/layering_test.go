@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"transport/stdio":      {"transport"},
 	"server":               {"internal/jsontext", "jsonrpc", "mcp", "transport"},
 	"client":               {"internal/jsontext", "jsonrpc", "mcp", "transport"},
-	"transport/streamhttp": {"internal/jsontext", "jsonrpc", "mcp", "server", "transport"},
+	"transport/streamhttp": {"auth", "internal/jsontext", "jsonrpc", "mcp", "server", "transport"},
 	"requeststate":         {"auth", "jsonrpc", "mcp", "server"},
 	"mcpserver":            {"auth", "jsonrpc", "mcp", "requeststate", "server", "transport", "transport/streamhttp"},
 	"internal/spectest":    {"mcp"},

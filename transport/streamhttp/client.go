@@ -32,9 +32,10 @@ type ClientOptions struct {
 	// stream is one request that lasts as long as the subscription. Bound
 	// each call with its context instead.
 	HTTPClient *http.Client
-	// Header holds headers added to every POST, such as Authorization. The
-	// transport's own headers (Content-Type, Accept, MCP-Protocol-Version,
-	// Mcp-Method, Mcp-Name, Mcp-Param-*) win over these.
+	// Header holds headers added to every request, such as Authorization.
+	// The transport's own headers (Content-Type, Accept,
+	// MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*, and on
+	// legacy sessions Mcp-Session-Id and Last-Event-ID) win over these.
 	Header http.Header
 	// Logger receives the transport's diagnostics, such as the tools it
 	// removed from a tools/list result. Default: slog.Default().
@@ -67,8 +68,8 @@ type ClientOptions struct {
 //     request's POST, which is how Streamable HTTP cancels; nothing is
 //     sent. Other notifications are POSTed, and Write returns an error
 //     unless the server accepts them (202).
-//   - Responses written to the connection are dropped: on Streamable HTTP
-//     a client never sends one.
+//   - Responses written to the connection are dropped: under 2026-07-28 a
+//     client never sends one (a legacy session POSTs them, see below).
 //
 // The connection watches tools/list results go by and learns the tools'
 // x-mcp-header annotations, which it mirrors as Mcp-Param-* headers on
@@ -80,6 +81,51 @@ type ClientOptions struct {
 // A request's POST lives as long as the context the request was written
 // with: when it ends, the POST is closed and nothing more is delivered for
 // that request.
+//
+// # Legacy sessions
+//
+// A connection on which an initialize request is written speaks the
+// session-based Streamable HTTP of 2025-11-25 (and 2025-06-18, 2025-03-26)
+// from then on, so that a client can fall back to a server that predates
+// 2026-07-28 without another transport:
+//
+//   - The Mcp-Session-Id the server puts on the initialize response, if
+//     any, is sent on every later POST, GET and DELETE, and
+//     MCP-Protocol-Version is the protocolVersion of the initialize
+//     result (initialize itself goes without either). Mcp-Method, Mcp-Name
+//     and Mcp-Param-* do not exist before 2026-07-28 and are not sent;
+//     tools/list results are delivered untouched, and -32020 is not
+//     retried.
+//   - The server may send requests (elicitation/create, sampling/
+//     createMessage, roots/list, ping) as well as notifications on a
+//     request's event stream; both go to Read. Responses written to the
+//     connection, the client's answers to those requests, are POSTed like
+//     notifications, and Write returns an error unless the server accepts
+//     them. A notifications/cancelled is POSTed too (a legacy server does
+//     not take a closed stream for a cancellation), and the request's POST
+//     is closed.
+//   - Once notifications/initialized has been accepted and the session has
+//     an id, the connection opens the session's GET stream, whose requests
+//     and notifications go to Read; 405 means the server offers none. When
+//     it drops, the connection reconnects with Last-Event-ID after the
+//     server's retry delay (1 s if it gave none, at most 5 min), and gives
+//     up after 5 attempts in a row that bring no event.
+//   - A request's event stream that ends after the server gave an event id
+//     but before the response is resumed with GET and Last-Event-ID after
+//     the retry delay, as often as the server keeps sending events (SSE
+//     polling). A response that arrives on another stream than its
+//     request's is delivered all the same, once.
+//   - An HTTP 404 to a POST carrying the session id means the server
+//     ended the session (a 404 to a GET only means there is no GET
+//     stream: some servers route POST alone). That request gets an error
+//     response (code -32603, data {"httpStatus": 404, "sessionEnded":
+//     true}), every later request one with data {"sessionEnded": true}
+//     without being sent, and notifications and responses an error
+//     wrapping [ErrSessionEnded], until a new initialize starts a new
+//     session. The connection has methods SessionID() string and
+//     SessionEnded() bool for callers that type-assert it.
+//   - Close sends DELETE with the session id (best effort, for at most two
+//     seconds; 405 is fine), after closing the streams.
 func NewClientTransport(url string, opts *ClientOptions) transport.Transport {
 	t := &clientTransport{url: url}
 	if opts != nil {
@@ -101,6 +147,9 @@ func NewClientTransport(url string, opts *ClientOptions) transport.Transport {
 type clientTransport struct {
 	url  string
 	opts ClientOptions
+	// wait waits before an event stream is resumed; tests replace it with
+	// a fake clock. nil means realWait.
+	wait func(ctx context.Context, d time.Duration) error
 }
 
 // Connect checks the URL and returns a new connection. It sends nothing:
@@ -122,6 +171,10 @@ func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
 		in:    make(chan []byte, 16),
 		calls: make(map[jsonrpc.ID]context.CancelFunc),
 		tools: make(map[string][]paramHeader),
+		wait:  t.wait,
+	}
+	if c.wait == nil {
+		c.wait = realWait
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
@@ -143,6 +196,12 @@ type clientConn struct {
 
 	version  atomic.Pointer[[]string] // the MCP-Protocol-Version header value of the last request
 	internal atomic.Int64             // ids of the transport's own requests
+
+	// legacy is set once an initialize request has been written: the
+	// connection then speaks a legacy (2025-11-25 and earlier) session,
+	// see client_legacy.go.
+	legacy atomic.Pointer[legacySession]
+	wait   func(ctx context.Context, d time.Duration) error // before resuming a stream
 }
 
 // Read returns the next message from the server. After Close it returns an
@@ -162,7 +221,8 @@ func (c *clientConn) Read(ctx context.Context) ([]byte, error) {
 }
 
 // Write sends one message: a request starts its POST and returns at once, a
-// notification is POSTed and Write waits for the server to accept it.
+// notification (or, on a legacy session, a response) is POSTed and Write
+// waits for the server to accept it.
 func (c *clientConn) Write(ctx context.Context, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -171,6 +231,9 @@ func (c *clientConn) Write(ctx context.Context, msg []byte) error {
 		return transport.ErrClosed
 	}
 	out, err := peekOutgoing(msg)
+	if err == nil && (c.legacy.Load() != nil || (out.method == mcp.MethodInitialize && out.id.IsValid())) {
+		return c.writeLegacy(ctx, &out, msg)
+	}
 	switch {
 	case err != nil:
 		return err
@@ -184,7 +247,9 @@ func (c *clientConn) Write(ctx context.Context, msg []byte) error {
 }
 
 // Close ends the connection: every request in flight has its POST closed.
-// It waits for the goroutines serving them to return.
+// It waits for the goroutines serving them to return. On a legacy
+// connection with a session it then sends DELETE to end the session (best
+// effort, bounded by deleteTimeout).
 func (c *clientConn) Close() error {
 	c.mu.Lock()
 	c.cancel()
@@ -193,7 +258,32 @@ func (c *clientConn) Close() error {
 	}
 	c.mu.Unlock()
 	c.wg.Wait()
+	if s := c.legacy.Load(); s != nil {
+		c.closeLegacy(s)
+	}
 	return nil
+}
+
+// SessionID returns the Mcp-Session-Id the server assigned to a legacy
+// connection, or "" (a 2026-07-28 connection, or a server that assigned
+// none). It is what the client package reaches with a type assertion.
+func (c *clientConn) SessionID() string {
+	if s := c.legacy.Load(); s != nil {
+		id, _, _ := s.snapshot()
+		return id
+	}
+	return ""
+}
+
+// SessionEnded reports whether the server has ended the legacy session
+// (it answered 404 to the session id). Writing a new initialize request
+// starts a new session.
+func (c *clientConn) SessionEnded() bool {
+	if s := c.legacy.Load(); s != nil {
+		_, _, ended := s.snapshot()
+		return ended
+	}
+	return false
 }
 
 // headers builds the headers of a POST for a request or notification.

@@ -1,16 +1,24 @@
-// Package streamhttp implements the Streamable HTTP transport of MCP
-// 2026-07-28: an [http.Handler] that serves a [server.Server] at one
-// endpoint, and a client transport for
-// [github.com/parley-mcp/parley/client.Client].
+// Package streamhttp implements the Streamable HTTP transport of MCP: an
+// [http.Handler] that serves a [server.Server] at one endpoint, and a client
+// transport for [github.com/parley-mcp/parley/client.Client].
 //
-// # The shape of the transport
+// One endpoint serves both generations of the protocol. 2026-07-28 is
+// stateless; the legacy versions (2025-11-25, 2025-06-18, 2025-03-26) open
+// a session with initialize. The handler tells them apart per POST: a
+// request that carries the 2026-07-28 _meta envelope
+// (io.modelcontextprotocol/protocolVersion), or names a 2026-07-28 version
+// in its MCP-Protocol-Version header, is a 2026-07-28 request, whatever its
+// method and whatever other headers it has; everything else is legacy.
 //
-// There is one endpoint URL and it takes only POST. Every JSON-RPC message
-// from the client is a POST of its own; the body is exactly one request or
-// notification (no batches, and never a response). There is no session, no
-// GET stream and no resumption: every request carries its protocol version
-// and client capabilities in its _meta, so any server process can answer
-// any POST, and a server can run behind a plain round-robin load balancer.
+// # The shape of the transport (2026-07-28)
+//
+// There is one endpoint URL and 2026-07-28 uses only POST. Every JSON-RPC
+// message from the client is a POST of its own; the body is exactly one
+// request or notification (no batches, and never a response). There is no
+// session, no GET stream and no resumption: every request carries its
+// protocol version and client capabilities in its _meta, so any server
+// process can answer any POST, and a server can run behind a plain
+// round-robin load balancer.
 //
 // A notification is answered with 202 Accepted and no body. A request is
 // answered with 200 and either
@@ -28,14 +36,18 @@
 //
 //	s := server.New(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
 //	// ... register handlers ...
-//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: streamhttp.NewHandler(s, nil)}
+//	h := streamhttp.NewHandler(s, nil)
+//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: h}
 //	srv.RegisterOnShutdown(s.EndSubscriptions)
+//	srv.RegisterOnShutdown(func() { streamhttp.EndSessions(h) })
 //	err := srv.ListenAndServe()
 //
 // RegisterOnShutdown matters for graceful shutdown: http.Server.Shutdown
 // waits for requests in progress, and a subscriptions/listen stream is a
-// request that lasts until the client leaves. EndSubscriptions ends every
-// stream with its final result, so Shutdown can complete.
+// request that lasts until the client leaves, as is the GET stream of a
+// legacy session. EndSubscriptions ends every listen stream with its final
+// result, and EndSessions ends the legacy sessions (which die with the
+// process anyway), so Shutdown can complete.
 //
 // The handler picks the response shape per request. A request that sends no
 // notification before its result is answered with JSON; the first
@@ -50,15 +62,17 @@
 // in-band with 200, and so is any error that happens after a stream has
 // started. subscriptions/listen always streams: a client that does not
 // accept event streams gets 406 for it. An open stream that has been quiet for
-// HandlerOptions.KeepAlive (15 s by default) gets a ": keep-alive" comment.
+// HandlerOptions.KeepAlive (15 s by default) gets a ": keep-alive" comment;
+// so do the streams of legacy sessions.
 //
-// Other answers: GET, DELETE and every other method get 405 with
-// "Allow: POST"; a body over HandlerOptions.MaxBodyBytes (4 MiB) gets 413; a
-// Content-Type other than application/json gets 415; bad JSON gets 400 with
-// -32700, and a batch or a response gets 400 with -32600. Mcp-Session-Id and
-// Last-Event-ID request headers are ignored, and no Mcp-Session-Id is ever
-// sent. Error bodies are JSON-RPC error responses, with the request's id
-// when it could be read.
+// Other answers: GET and DELETE without an Mcp-Session-Id, and every other
+// method, get 405 with "Allow: POST"; a body over HandlerOptions.MaxBodyBytes
+// (4 MiB) gets 413; a Content-Type other than application/json gets 415;
+// bad JSON gets 400 with -32700, and a batch, or a response outside a
+// legacy session, gets 400 with -32600. A 2026-07-28 request's
+// Mcp-Session-Id and Last-Event-ID headers are ignored, and its answer
+// never carries an Mcp-Session-Id. Error bodies are JSON-RPC error
+// responses, with the request's id when it could be read.
 //
 // # Headers must agree with the body
 //
@@ -106,6 +120,89 @@
 // default; AllowedHosts and AllowedOrigins widen it, for example behind a
 // reverse proxy on the same machine (whose requests arrive on loopback with
 // the public Host), and DisableHostCheck turns it off.
+//
+// # Legacy sessions (2025-11-25 and earlier)
+//
+// A legacy client POSTs initialize without the envelope (and without
+// MCP-Protocol-Version, or with a legacy one). The handler opens a session
+// and answers with the InitializeResult and an Mcp-Session-Id header: 128
+// random bits, in visible ASCII. The client sends that id on every later
+// request, and these are served with the session's version and the
+// capabilities it declared in initialize, by the same handlers and
+// middleware as 2026-07-28 requests. Besides initialize, a session serves
+// ping, logging/setLevel and resources/subscribe and unsubscribe, and a
+// handler can ask the client with [server.Request.Ask] (elicitation,
+// sampling, roots) in the middle of a request:
+//
+//   - A POST with the session's id carries a request, a notification
+//     (answered with 202; notifications/cancelled cancels the request it
+//     names), or the client's answer to a server-to-client request (202,
+//     and the waiting handler resumes; 400 for an id the session never
+//     sent).
+//   - A request is answered with JSON, or with an event stream from its
+//     first notification or server-to-client request on. Such requests go
+//     on the stream of the request they serve, never elsewhere. JSON-RPC
+//     errors travel in-band with 200: a legacy client takes 404 to mean
+//     that its session is gone.
+//   - A GET with the session's id (and Accept: text/event-stream) opens the
+//     session's standalone stream, where the changes that belong to no
+//     request arrive: list changes and updates of subscribed resources. A
+//     session has at most one; a second GET gets 409.
+//   - A DELETE with the session's id ends the session: its requests in
+//     progress are cancelled, its streams end, and what it kept is
+//     dropped. It is answered with 200.
+//   - An id the handler does not know (never issued, deleted, expired)
+//     gets 404 with a JSON-RPC error, on every method: the client must
+//     initialize again. A legacy request with no session id gets 400. A
+//     session request whose MCP-Protocol-Version is not the session's
+//     version gets 400; one without the header is accepted.
+//   - A session opened by an authenticated caller ([auth.InfoFrom] of the
+//     request's context) serves only that caller; anyone else gets 404, so
+//     that a leaked session id is not enough to use the session.
+//
+// Sessions live in the handler's memory: a load balancer must send all of a
+// session's requests to the instance that opened it. An initialize over
+// SessionOptions.MaxSessions (1000) gets 503 with a JSON-RPC error; a
+// session with no request in progress and no open stream for
+// SessionOptions.IdleTimeout (10 minutes) is closed, as legacy clients
+// often leave without a DELETE.
+//
+// # Resumable streams
+//
+// Every event on a session's streams has an id, "<stream>-<seq>": stream 0
+// is the standalone stream, and each request that streams gets a number of
+// its own. Each stream starts with a priming event, an id, a retry field
+// (SessionOptions.Retry, 1 s) and empty data, so that a client holds an id
+// to resume from before the first message. The session keeps its recent
+// events (SessionOptions.ReplayBytes, 1 MiB; the oldest go first). A GET
+// with Last-Event-ID resumes the stream that id belongs to: it gets that
+// stream's kept events after the id, never another stream's, then the live
+// ones; a request's stream ends with its response, the standalone stream
+// goes on. A GET that resumes a stream replaces the connection that carried
+// it. An id whose stream is no longer kept gets 400.
+//
+// The specification asks servers not to take a dropped connection for a
+// cancellation (legacy clients cancel with notifications/cancelled). A
+// request whose stream loses its connection therefore keeps running for
+// SessionOptions.ResumeWindow (30 s), waiting for the client to resume
+// the stream; if no GET resumes it by then, its context is cancelled. A
+// request that has sent no event yet has no id to resume from, and is
+// cancelled as soon as its connection drops. A handler that runs long can
+// close its stream's connection itself with [CloseEventStream], so that no
+// connection stays open for the whole request: the client reconnects after
+// the retry delay and polls the stream (SEP-1699).
+//
+// # Stateless legacy serving
+//
+// With SessionOptions.Stateless, legacy clients are served without
+// sessions, so that any instance can answer any POST: initialize is
+// answered without Mcp-Session-Id, and each legacy request is served on
+// its own, with the version of its MCP-Protocol-Version header (2025-03-26
+// without one; 400 for a version the server does not serve). Nothing is
+// resumable, GET and DELETE get 405, and a handler that asks the client
+// gets a -32600 error saying there is no back-channel: such handlers need
+// 2026-07-28 (where they return an InputRequiredResult instead) or
+// sessions.
 //
 // # Connecting
 //

@@ -36,8 +36,9 @@ type HandlerOptions struct {
 	// KeepAlive is how long an event stream may stay quiet before the
 	// handler sends a ": keep-alive" comment on it, so that proxies and
 	// clients do not take a quiet stream (in practice, a
-	// subscriptions/listen stream) for a dead one. Zero means
-	// DefaultKeepAlive; negative turns keep-alives off.
+	// subscriptions/listen stream, or the GET stream of a legacy session)
+	// for a dead one. Zero means DefaultKeepAlive; negative turns
+	// keep-alives off.
 	KeepAlive time.Duration
 
 	// AllowedHosts lists the Host header values accepted, as "name" (any
@@ -74,6 +75,13 @@ type HandlerOptions struct {
 
 	// Logger receives the handler's diagnostics. Default: slog.Default().
 	Logger *slog.Logger
+
+	// Sessions configures how legacy clients (2025-11-25 and earlier),
+	// which start with initialize, are served on the same endpoint: with
+	// sessions (the default) or statelessly, and within which limits. Nil
+	// means defaults. It has no effect when the server serves no legacy
+	// version. See SessionOptions.
+	Sessions *SessionOptions
 }
 
 // handler serves the MCP endpoint; see NewHandler.
@@ -84,6 +92,9 @@ type handler struct {
 	origins   *originPolicy
 	findTool  func(ctx context.Context, name string) (*mcp.Tool, bool)
 	log       *slog.Logger
+
+	legacy   bool          // the server serves legacy versions: initialize is answered
+	sessions *sessionStore // legacy sessions; nil when there are none (stateless legacy mode, or no legacy)
 }
 
 // NewHandler returns the http.Handler of a Streamable HTTP MCP endpoint
@@ -91,9 +102,13 @@ type handler struct {
 //
 //	mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
 //
-// The handler is stateless: every POST is served on its own and nothing is
-// kept between them, so any number of handlers (in any number of
-// processes) can serve one endpoint behind a load balancer. See the package
+// For 2026-07-28 the handler is stateless: every POST is served on its own
+// and nothing is kept between them, so any number of handlers (in any
+// number of processes) can serve one endpoint behind a load balancer. When
+// s also serves legacy versions (the default), the same endpoint serves
+// legacy clients too, with sessions kept in this handler's memory (a load
+// balancer must then send a session's requests to the instance that
+// opened it), or statelessly with SessionOptions.Stateless. See the package
 // documentation for what it answers when.
 func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
 	var o HandlerOptions
@@ -117,22 +132,31 @@ func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	h.legacy = s.ServesLegacy()
+	if so := o.Sessions.resolved(); h.legacy && !so.Stateless {
+		h.sessions = newSessionStore(h, so)
+	}
 	return h
 }
 
-// ServeHTTP serves one POST: one JSON-RPC request or notification.
+// ServeHTTP serves one HTTP request: a POST of one JSON-RPC message (of
+// 2026-07-28, or of a legacy client), or a legacy session's GET or DELETE.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if why := h.origins.check(r); why != "" {
 		h.log.Warn("streamhttp: refusing request (DNS rebinding protection)", "reason", why, "remote", r.RemoteAddr)
 		writeError(w, http.StatusForbidden, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Forbidden: " + why})
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{
-			Code:    jsonrpc.CodeInvalidRequest,
-			Message: "Method Not Allowed: this MCP endpoint accepts only POST (2026-07-28 has no GET stream and no sessions)",
-		})
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet:
+		h.serveGet(w, r)
+		return
+	case http.MethodDelete:
+		h.serveDelete(w, r)
+		return
+	default:
+		h.methodNotAllowed(w)
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -168,6 +192,44 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, ok := msg.(*jsonrpc.Request)
+	if h.legacy && (!ok || !speaks2026(r, req)) {
+		// Legacy clients: a session's messages (its answers to the
+		// server's requests among them), initialize, and in stateless
+		// mode every legacy request.
+		if h.sessions != nil {
+			if sid := r.Header.Get(headerSessionID); sid != "" {
+				ls := h.sessions.lookup(sid, r)
+				if ls == nil {
+					var rid jsonrpc.ID
+					if ok {
+						rid = req.ID
+					}
+					h.unknownSession(w, rid)
+					return
+				}
+				h.serveSessionPost(w, r, ls, msg)
+				return
+			}
+		}
+		if ok && !req.IsNotification() {
+			switch {
+			case req.Method == mcp.MethodInitialize:
+				h.serveInitialize(w, r, req)
+				return
+			case h.sessions == nil:
+				h.serveStateless(w, r, req)
+				return
+			case r.Header.Get(HeaderProtocolVersion) != "":
+				// A legacy version in the header and no session: the
+				// client lost it, or never had one.
+				writeError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: " +
+					headerSessionID + " header is required; send initialize to start a session (2026-07-28 requests carry _meta instead)"})
+				return
+			}
+			// Neither a session nor a version: served as 2026-07-28,
+			// whose answer names what is missing from _meta.
+		}
+	}
 	if !ok {
 		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: a client must not send JSON-RPC responses"})
 		return
@@ -219,6 +281,18 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *json
 	req.SetNotify(rs.notify)
 	res, err := h.s.Serve(r.Context(), req)
 	rs.finish(res, err)
+}
+
+// methodNotAllowed answers a method the endpoint does not serve, and a GET
+// or DELETE that names no session (all a 2026-07-28 client could send).
+func (h *handler) methodNotAllowed(w http.ResponseWriter) {
+	w.Header().Set("Allow", http.MethodPost)
+	msg := "Method Not Allowed: this MCP endpoint accepts only POST (2026-07-28 has no GET stream and no sessions)"
+	if h.sessions != nil {
+		msg = "Method Not Allowed: this MCP endpoint accepts POST, and GET and DELETE with the " + headerSessionID +
+			" of a legacy session (2026-07-28 has no GET stream and no sessions)"
+	}
+	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg})
 }
 
 // errBodyTooLarge reports a request body over MaxBodyBytes.

@@ -167,7 +167,9 @@ func TestHandlerMethodNotAllowed(t *testing.T) {
 	for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodOptions} {
 		req, _ := http.NewRequest(method, url, nil)
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", "s1")
+		// No Mcp-Session-Id: a GET or DELETE that names a session is a
+		// legacy client's, and one naming an unknown session gets 404
+		// (TestLegacyUnknownSession).
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

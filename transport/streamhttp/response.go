@@ -29,6 +29,11 @@ import (
 //
 // A client that does not accept event streams gets its response as JSON and
 // loses the notifications.
+//
+// The responder serves 2026-07-28 requests and stateless legacy ones, whose
+// streams are not resumable. The requests of a legacy session are served by
+// a sessionRequest (legacy.go) instead: its events have ids, outlive the
+// connection, and carry server-to-client requests.
 type responder struct {
 	w         http.ResponseWriter
 	rc        *http.ResponseController
@@ -37,6 +42,11 @@ type responder struct {
 	streamOK  bool
 	keepAlive time.Duration
 	log       *slog.Logger
+	// inBand sends every JSON-RPC error with 200, as legacy Streamable
+	// HTTP does: there, 404 means "your session is gone" and 400 a
+	// transport-level refusal, so a handler's -32601 or -32602 must not
+	// borrow them.
+	inBand bool
 
 	mu        sync.Mutex
 	streaming bool          // the event stream has started
@@ -169,21 +179,9 @@ func (p *responder) keepAliveLoop(stop <-chan struct{}, quiet <-chan time.Time) 
 // finish sends the response to the request: the handler's result, or its
 // error. After finish, the ResponseWriter is never touched again.
 func (p *responder) finish(res any, err error) {
-	var msg []byte
-	status := http.StatusOK
-	if err != nil {
-		rpcErr := asRPCError(err)
-		status = statusOf(rpcErr.Code)
-		msg = encodeResponse(p.id, nil, rpcErr)
-	} else {
-		raw, merr := mcp.Marshal(res)
-		if merr != nil {
-			p.log.Error("streamhttp: encoding a result", "err", merr)
-			status = http.StatusInternalServerError
-			msg = encodeResponse(p.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"})
-		} else {
-			msg = encodeResponse(p.id, raw, nil)
-		}
+	msg, status := encodeOutcome(p.id, res, err, p.log)
+	if p.inBand && status != http.StatusInternalServerError {
+		status = http.StatusOK
 	}
 
 	p.mu.Lock()
@@ -201,6 +199,22 @@ func (p *responder) finish(res any, err error) {
 		return
 	}
 	writeJSON(p.w, status, msg)
+}
+
+// encodeOutcome encodes the response to request id: the handler's result,
+// or its error. status is the HTTP status a JSON response carrying it gets
+// under 2026-07-28 (see statusOf); 500 when the result cannot be encoded.
+func encodeOutcome(id jsonrpc.ID, res any, err error, log *slog.Logger) (msg []byte, status int) {
+	if err != nil {
+		rpcErr := asRPCError(err)
+		return encodeResponse(id, nil, rpcErr), statusOf(rpcErr.Code)
+	}
+	raw, merr := mcp.Marshal(res)
+	if merr != nil {
+		log.Error("streamhttp: encoding a result", "err", merr)
+		return encodeResponse(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"}), http.StatusInternalServerError
+	}
+	return encodeResponse(id, raw, nil), http.StatusOK
 }
 
 // encodeResponse encodes a response; a result that is not valid JSON

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"time"
 )
 
 // This file is the Server-Sent Events framing, both ways. The handler writes
@@ -15,7 +17,11 @@ import (
 //	data: {"jsonrpc":"2.0",...}
 //
 // (a blank line ends the event), and comment lines (": keep-alive") on long
-// quiet streams. Events carry no id: 2026-07-28 streams are not resumable.
+// quiet streams. Events of 2026-07-28 and of stateless legacy requests carry
+// no id: those streams are not resumable. Events on the streams of a legacy
+// session do ("id: 3-7", see eventID), and each such stream starts with a
+// priming event, an id and a retry field with empty data, so that a client
+// holds an id to resume from before any message arrives (SEP-1699).
 // The client reads any conforming stream: LF, CRLF or CR line ends, data
 // split over several lines, comments, and id, retry and unknown fields,
 // which it ignores.
@@ -32,6 +38,27 @@ func appendEvent(dst, msg []byte) []byte {
 	dst = append(dst, eventPrefix...)
 	dst = append(dst, msg...)
 	return append(dst, eventSuffix...)
+}
+
+// appendIDEvent appends msg as one SSE message event with the given id.
+func appendIDEvent(dst []byte, id string, msg []byte) []byte {
+	dst = append(dst, "id: "...)
+	dst = append(dst, id...)
+	dst = append(dst, '\n')
+	return appendEvent(dst, msg)
+}
+
+// appendPriming appends a priming event: the id a client resumes from, the
+// reconnection delay in milliseconds, and an empty data line. The empty
+// data line is what makes it an event (one without data is never
+// dispatched, so a client would not learn its id); clients skip its empty
+// message.
+func appendPriming(dst []byte, id string, retry time.Duration) []byte {
+	dst = append(dst, "id: "...)
+	dst = append(dst, id...)
+	dst = append(dst, "\nretry: "...)
+	dst = strconv.AppendInt(dst, retry.Milliseconds(), 10)
+	return append(dst, "\ndata: \n\n"...)
 }
 
 // errEventTooLarge is returned by sseReader.next for an event over the

@@ -1,0 +1,432 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/transport"
+)
+
+// Legacy sessions (2025-11-25, 2025-06-18, 2025-03-26).
+//
+// A legacy session begins with initialize and declares the client's
+// capabilities once; its requests then carry no envelope, and the server
+// asks for input by sending requests of its own while it serves a call.
+// Those requests reach the same callbacks, through the same dispatch, as
+// the inputRequests of a 2026-07-28 round. Only what differs lives here:
+// the handshake, the fall-back from server/discover, the server's
+// requests, and Listen mapped onto resources/subscribe and the
+// list-change notifications.
+
+// ErrLegacySession is wrapped by the errors of what only a 2026-07-28
+// session can do: continue a multi-round-trip call, or send a round's
+// input responses or request state. A legacy session has no rounds: the
+// server asks for input with requests of its own while it serves the
+// call, the callbacks answer them, and CallTool, Begin and CallToolRound
+// return the final result.
+var ErrLegacySession = errors.New("client: not available on a legacy (initialize) session")
+
+// InitializeResult returns the server's answer to initialize on a legacy
+// session, or nil under 2026-07-28, which has no handshake. It is shared:
+// do not modify it.
+func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initialized.Load() }
+
+// initialize turns s into a legacy session: it offers version, checks the
+// version the server answers with, says initialized, and sets the log
+// level when one is wanted.
+func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion) error {
+	c := s.client
+	s.legacy.Store(true)
+	s.setVersion(offer)
+	params, err := mcp.Marshal(&mcp.InitializeRequestParams{
+		ProtocolVersion: offer,
+		Capabilities:    *c.opts.Capabilities,
+		ClientInfo:      c.info,
+	})
+	if err != nil {
+		return fmt.Errorf("client: encoding initialize params: %w", err)
+	}
+	raw, err := s.conn.CallRaw(ctx, mcp.MethodInitialize, params)
+	if err != nil {
+		if e, ok := asRPCError(err); ok && e.Code == jsonrpc.CodeMethodNotFound {
+			// A server without the handshake speaks no legacy version:
+			// nothing in common with a client that asked for one.
+			return fmt.Errorf("client: initialize (offering %s): the server has no handshake: %w (%w)", offer, ErrUnsupportedVersion, err)
+		}
+		return fmt.Errorf("client: initialize (offering %s): %w", offer, err)
+	}
+	res, err := decodeComplete[mcp.InitializeResult](mcp.MethodInitialize, raw)
+	if err != nil {
+		return err
+	}
+	if v := res.ProtocolVersion; !isLegacy(v) || !c.speaks(v) {
+		// The specification has the client disconnect: it cannot speak
+		// what the server chose.
+		return fmt.Errorf("client: the server answered initialize (offering %s) with protocol version %q, which this client does not speak after initialize: %w", offer, v, ErrUnsupportedVersion)
+	}
+	s.setVersion(res.ProtocolVersion)
+	s.initialized.Store(res)
+	if err := s.conn.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
+		return fmt.Errorf("client: sending %s: %w", mcp.NotificationInitialized, err)
+	}
+	if level := c.opts.LogLevel; level != "" && res.Capabilities.Logging != nil {
+		p := &mcp.SetLevelRequestParams{Level: level}
+		if _, err := s.call(ctx, mcp.MethodSetLoggingLevel, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// Log messages are diagnostics: a server that refuses the
+			// level costs the session them, not its use.
+			c.log.Warn("client: the server refused logging/setLevel", "level", level, "err", err)
+		}
+	}
+	return nil
+}
+
+// legacyFallback decides whether the failure of the server/discover probe
+// (probeErr) means a server of the legacy generation, and which version to
+// offer it: the newest legacy version the server listed in a -32022 that
+// the client speaks, else the client's newest legacy version.
+//
+// Besides -32601 and a -32022 naming no 2026-07-28-generation version the
+// client speaks, it falls back on -32600 and -32602: deployed legacy
+// servers answer a request that comes before initialize with those (the
+// Python SDK's "Invalid request parameters", for one). It falls back too
+// when the connection failed before any answer, as a stdio server that
+// exits on an unknown first request makes it. Any other answer is a
+// 2026-07-28 server's, and stays the error.
+func (c *Client) legacyFallback(ctx context.Context, probeErr error) (mcp.ProtocolVersion, bool) {
+	newest := c.mutualVersion(c.versions, true)
+	if newest == "" || ctx.Err() != nil {
+		return "", false
+	}
+	if data, ok := mcp.AsUnsupportedProtocolVersion(probeErr); ok {
+		if c.mutualVersion(data.Supported, false) != "" {
+			// The server lists a version the client speaks without a
+			// handshake, and refused anyway: a refusal after negotiation,
+			// not a legacy server.
+			return "", false
+		}
+		if v := c.mutualVersion(data.Supported, true); v != "" {
+			return v, true
+		}
+		return newest, true
+	}
+	if e, ok := asRPCError(probeErr); ok {
+		switch e.Code {
+		case jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams:
+			return newest, true
+		}
+		return "", false
+	}
+	return newest, connectionLost(probeErr)
+}
+
+// connectionLost reports whether err says the connection failed or closed
+// before the server answered, rather than that the server answered (with an
+// error or with something the client could not read).
+func connectionLost(err error) bool {
+	var bad *InvalidResponseError
+	_, rpc := asRPCError(err)
+	return !rpc && !errors.As(err, &bad) && !errors.Is(err, ErrUnsupportedVersion) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// connectLegacy initializes after the server/discover probe of s failed
+// with probeErr, offering version offer: on the same connection when the
+// server answered the probe, and on a fresh connection from t when it did
+// not, or when it answered and then went away before initialize (a stdio
+// server that reports the unknown method and exits). It connects afresh at
+// most once.
+func (c *Client) connectLegacy(ctx context.Context, t transport.Transport, s *Session, offer mcp.ProtocolVersion, probeErr error) (*Session, error) {
+	c.log.Debug("client: the server does not speak 2026-07-28; initializing", "offer", offer, "probe", probeErr)
+	fresh := connectionLost(probeErr)
+	for {
+		if fresh {
+			// The old connection's Close reports how a server process
+			// ended, which is no news here: the server went away.
+			_ = s.Close()
+			tc, err := t.Connect(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("client: server/discover failed (%w), and connecting again to initialize failed: %w", probeErr, err)
+			}
+			s = newSession(c, tc, offer, false)
+		}
+		err := s.initialize(ctx, offer)
+		if err == nil {
+			return s, nil
+		}
+		if !fresh && connectionLost(err) && ctx.Err() == nil {
+			fresh = true
+			continue
+		}
+		_ = s.Close()
+		return nil, fmt.Errorf("client: server/discover failed (%w), and so did the legacy handshake: %w", probeErr, err)
+	}
+}
+
+// serveLegacy answers a request the server sends on a legacy session:
+// ping, and the requests for input, which go through the same dispatch as
+// the inputRequests of a 2026-07-28 round. It runs on its own goroutine,
+// with a context that ends when the server cancels the request or the
+// session closes.
+func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	switch req.Method {
+	case mcp.MethodPing:
+		return &mcp.EmptyResult{}, nil
+	case mcp.MethodElicit, mcp.MethodCreateMessage, mcp.MethodListRoots:
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
+	}
+	r, err := decodeServerRequest(req)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
+	}
+	raw, err := s.client.dispatch(ctx, "", r)
+	if err == nil {
+		return json.RawMessage(raw), nil
+	}
+	var (
+		missing    *MissingCallbackError
+		undeclared *UndeclaredCapabilityError
+	)
+	switch {
+	case errors.As(err, &missing):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: "Method not found: " + req.Method + " (the client has no handler for it)"}
+	case errors.As(err, &undeclared):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "Invalid params: " + mcp.NewMissingRequiredClientCapabilityError(undeclared.Required).Message + ", which the client did not declare"}
+	case ctx.Err() != nil:
+		// The server cancelled its request, or the session is closing:
+		// no answer goes out.
+		return nil, ctx.Err()
+	}
+	// The callback's error may carry the host's details: they stay in the
+	// client's log, and the server learns only that there is no answer.
+	s.client.log.Warn("client: a callback failed to answer the server", "method", req.Method, "err", err)
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the client could not answer " + req.Method}
+}
+
+// decodeServerRequest reads a server's request as the input request it
+// embeds under 2026-07-28, so that one decoder serves both generations.
+func decodeServerRequest(req *jsonrpc.Request) (mcp.InputRequest, error) {
+	env, err := json.Marshal(struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params,omitempty"`
+	}{req.Method, req.Params})
+	if err != nil {
+		return nil, err
+	}
+	return mcp.DecodeInputRequest(env)
+}
+
+// legacyDiscover is what Discover returns on a legacy session: the
+// initialize result in the shape of server/discover's, without a request,
+// since a legacy server has no server/discover and its answer cannot
+// change during the session.
+func (s *Session) legacyDiscover() (*mcp.DiscoverResult, error) {
+	r := s.initialized.Load()
+	if r == nil {
+		return nil, fmt.Errorf("client: %s before initialize has been answered: %w", mcp.MethodDiscover, ErrLegacySession)
+	}
+	info := r.ServerInfo
+	return &mcp.DiscoverResult{
+		CacheableResult: mcp.CacheableResult{Result: mcp.Result{
+			Meta:       &mcp.ResultMetaObject{ServerInfo: &info},
+			ResultType: mcp.ResultTypeComplete,
+		}},
+		SupportedVersions: []mcp.ProtocolVersion{r.ProtocolVersion},
+		Capabilities:      r.Capabilities,
+		Instructions:      r.Instructions,
+	}, nil
+}
+
+// legacyRound refuses what a legacy session cannot send: a round's input
+// responses or request state, which only a multi-round-trip server reads.
+// A legacy server would ignore them and ask again, so the caller's mistake
+// would go unnoticed.
+func (s *Session) legacyRound(method string, responses mcp.InputResponses, state string) error {
+	if s.legacy.Load() && (len(responses) > 0 || state != "") {
+		return fmt.Errorf("client: %s with input responses or requestState on protocol version %s: %w", method, s.ProtocolVersion(), ErrLegacySession)
+	}
+	return nil
+}
+
+// legacyOutcome reports an input_required result on a legacy session as
+// the protocol violation it is: a legacy server asks with requests.
+func (s *Session) legacyOutcome(method string, out any) error {
+	if _, ok := out.(*mcp.InputRequiredResult); ok && s.legacy.Load() {
+		return &InvalidResponseError{Method: method, Err: fmt.Errorf("input_required on protocol version %s, which has no multi-round-trip requests", s.ProtocolVersion())}
+	}
+	return nil
+}
+
+// unsubscribeTimeout bounds the resources/unsubscribe that ends a legacy
+// Listen stream, so that Subscription.Close returns even when the server
+// does not answer.
+const unsubscribeTimeout = 5 * time.Second
+
+// listenLegacy is Listen on a legacy session, which has no
+// subscriptions/listen: the list changes a legacy server declares
+// (listChanged) it sends to the whole session unasked, and resource
+// updates after resources/subscribe. The stream grants what the server
+// declared of filter, subscribes its resources, and hands it the session's
+// matching notifications until it ends, when it unsubscribes the resources
+// no other stream still wants.
+func (s *Session) listenLegacy(ctx context.Context, filter mcp.SubscriptionFilter) (*Subscription, error) {
+	caps := s.ServerCapabilities()
+	granted := mcp.SubscriptionFilter{
+		ToolsListChanged:     filter.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged,
+		PromptsListChanged:   filter.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged,
+		ResourcesListChanged: filter.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged,
+	}
+	if caps.Resources != nil && caps.Resources.Subscribe {
+		for _, uri := range filter.ResourceSubscriptions {
+			if !slices.Contains(granted.ResourceSubscriptions, uri) {
+				granted.ResourceSubscriptions = append(granted.ResourceSubscriptions, uri)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	sub := &Subscription{
+		ID:      jsonrpc.StringID("listen-" + strconv.FormatInt(s.nextSub.Add(1), 10)),
+		Granted: granted,
+		session: s,
+		cancel:  cancel,
+		events:  make(chan ListenEvent, 64),
+		acked:   make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	close(sub.acked) // nothing to wait for: the grant is the client's own
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		cancel()
+		return nil, jsonrpc.ErrConnClosed
+	}
+	// Registered before subscribing, so an update the server sends as soon
+	// as it has subscribed is not lost.
+	s.subs[sub.ID] = sub
+	s.streams.Add(1)
+	s.mu.Unlock()
+
+	for i, uri := range granted.ResourceSubscriptions {
+		if err := s.subscribeResource(ctx, uri); err != nil {
+			s.releaseResources(granted.ResourceSubscriptions[:i])
+			cancel()
+			sub.end(err)
+			s.streams.Done()
+			return nil, err
+		}
+	}
+	go func() {
+		defer s.streams.Done()
+		var err error
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-s.conn.Done():
+			err = jsonrpc.ErrConnClosed
+		}
+		cancel()
+		s.releaseResources(granted.ResourceSubscriptions)
+		sub.end(err)
+	}()
+	return sub, nil
+}
+
+// subscribeResource subscribes the session to uri unless an open stream
+// already has.
+func (s *Session) subscribeResource(ctx context.Context, uri string) error {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if s.resourceSubs[uri] == 0 {
+		p := &mcp.SubscribeRequestParams{URI: uri}
+		if _, err := s.call(ctx, mcp.MethodSubscribeResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
+			return fmt.Errorf("client: subscribing to %s: %w", uri, err)
+		}
+	}
+	s.resourceSubs[uri]++
+	return nil
+}
+
+// releaseResources gives up one stream's hold on uris, unsubscribing the
+// ones no open stream wants any more. A failure is only logged: the stream
+// is ending either way, and at worst the server sends updates no stream
+// takes.
+func (s *Session) releaseResources(uris []string) {
+	if len(uris) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+	defer cancel()
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	for _, uri := range uris {
+		if s.resourceSubs[uri]--; s.resourceSubs[uri] > 0 {
+			continue
+		}
+		delete(s.resourceSubs, uri)
+		p := &mcp.UnsubscribeRequestParams{URI: uri}
+		if _, err := s.call(ctx, mcp.MethodUnsubscribeResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
+			s.client.log.Debug("client: unsubscribing failed", "uri", uri, "err", err)
+		}
+	}
+}
+
+// routeLegacy hands a legacy server's list change or resource update to
+// every open stream that was granted it. Other notifications are dropped.
+func (s *Session) routeLegacy(req *jsonrpc.Request) {
+	var uri string
+	switch req.Method {
+	case mcp.NotificationToolListChanged, mcp.NotificationPromptListChanged, mcp.NotificationResourceListChanged:
+	case mcp.NotificationResourceUpdated:
+		var p mcp.ResourceUpdatedNotificationParams
+		if err := json.Unmarshal(req.Params, &p); err != nil || p.URI == "" {
+			s.client.log.Debug("client: dropping a resource update without a uri", "err", err)
+			return
+		}
+		uri = p.URI
+	default:
+		s.client.log.Debug("client: dropping notification", "method", req.Method)
+		return
+	}
+	// Under s.mu, as in routeSubscription: end removes a stream under it
+	// before closing its channel.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sub := range s.subs {
+		if !grants(&sub.Granted, req.Method, uri) {
+			continue
+		}
+		select {
+		case sub.events <- ListenEvent{Method: req.Method, URI: uri, Params: req.Params}:
+		default:
+			s.client.log.Warn("client: listen events not consumed; dropping one", "method", req.Method)
+		}
+	}
+}
+
+// grants reports whether filter f covers the notification method (about
+// uri, for a resource update).
+func grants(f *mcp.SubscriptionFilter, method, uri string) bool {
+	switch method {
+	case mcp.NotificationToolListChanged:
+		return f.ToolsListChanged
+	case mcp.NotificationPromptListChanged:
+		return f.PromptsListChanged
+	case mcp.NotificationResourceListChanged:
+		return f.ResourcesListChanged
+	case mcp.NotificationResourceUpdated:
+		return slices.Contains(f.ResourceSubscriptions, uri)
+	}
+	return false
+}

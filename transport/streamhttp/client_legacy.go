@@ -1,0 +1,720 @@
+package streamhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/transport"
+)
+
+// This file is the client side of legacy Streamable HTTP sessions
+// (2025-11-25, 2025-06-18, 2025-03-26). A connection becomes legacy when
+// an initialize request is written to it; from then on every message takes
+// the paths below instead of the stateless 2026-07-28 ones in client.go.
+// What differs:
+//
+//   - The server may assign a session (the Mcp-Session-Id header of the
+//     initialize response), which every later POST, GET and DELETE
+//     carries; MCP-Protocol-Version is the version initialize negotiated.
+//     Mcp-Method, Mcp-Name and Mcp-Param-* do not exist before 2026-07-28
+//     and are not sent.
+//   - The server sends requests (elicitation/create, sampling/createMessage,
+//     roots/list, ping) on a request's event stream or on the GET stream;
+//     they go to Read, and the responses written to the connection are
+//     POSTed back.
+//   - Event streams are resumable: a stream that ends after an event id but
+//     before the response is picked up again with GET and Last-Event-ID.
+//   - A 404 to a POST carrying the session id means the server ended the
+//     session; the connection answers every later request with an error
+//     until a new initialize is written.
+
+// HeaderSessionID carries the session of a legacy (2025-11-25 and earlier)
+// connection: the server assigns it in the initialize response and the
+// client sends it on every later request.
+const HeaderSessionID = "Mcp-Session-Id"
+
+// HeaderLastEventID names the last event a client saw when it resumes an
+// event stream with GET.
+const HeaderLastEventID = "Last-Event-ID"
+
+var (
+	canonSessionID   = http.CanonicalHeaderKey(HeaderSessionID)
+	canonLastEventID = http.CanonicalHeaderKey(HeaderLastEventID)
+	acceptStream     = []string{"text/event-stream"}
+)
+
+// ErrSessionEnded is wrapped by the errors Write returns on a legacy
+// connection whose session the server has ended (it answered HTTP 404 to a
+// message carrying the session id). Requests written after that are not
+// sent: each is answered with an error response whose data has
+// "sessionEnded": true. Writing a new initialize request starts a new
+// session on the same connection.
+var ErrSessionEnded = errors.New("streamhttp: the server ended the session")
+
+// Limits of the legacy paths.
+const (
+	// maxResumeAttempts bounds the reconnections in a row that bring no
+	// new event, for a request's stream and for the GET stream alike. Any
+	// event resets the count, so a server that polls (closes the
+	// connection after each event) can keep a stream going indefinitely.
+	maxResumeAttempts = 5
+	// deleteTimeout bounds the DELETE that Close sends to end the session:
+	// it is a courtesy to the server and must not hold up the caller.
+	deleteTimeout = 2 * time.Second
+	// getSentTimeout bounds how long Write of notifications/initialized
+	// waits for the GET stream's request to be written out.
+	getSentTimeout = time.Second
+)
+
+// legacySession is the state of a legacy connection.
+type legacySession struct {
+	mu      sync.Mutex
+	id      string // Mcp-Session-Id; "" when the server assigned none
+	version string // the negotiated protocol version; "" before initialize is answered
+	ended   bool   // the server answered 404 to the session id
+	closed  bool   // Close has ended the session
+	stopGet context.CancelFunc
+	calls   map[jsonrpc.ID]*legacyCall // requests in flight
+}
+
+// legacyCall is one request in flight on a legacy connection. Its response
+// normally comes on its own stream, but a server may deliver it on another
+// one (the GET stream, or a stream it resumed there); whoever finds it
+// first claims it, so that it is delivered once.
+type legacyCall struct {
+	answered atomic.Bool
+	cancel   context.CancelFunc
+}
+
+// claim reports whether the caller is the first to answer the call.
+func (lc *legacyCall) claim() bool { return lc.answered.CompareAndSwap(false, true) }
+
+// snapshot returns the session id and version to send, and whether the
+// session has ended.
+func (s *legacySession) snapshot() (id, version string, ended bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id, s.version, s.ended
+}
+
+// end records that the server ended session id (a 404 to a message that
+// carried it). A 404 to an older session, already replaced by a new
+// initialize, changes nothing.
+func (s *legacySession) end(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id != id || id == "" {
+		return
+	}
+	s.ended = true
+	if s.stopGet != nil {
+		s.stopGet()
+		s.stopGet = nil
+	}
+}
+
+// legacyHeaders builds the headers of a legacy message: the caller's, then
+// Accept, the negotiated version and the session id (ours win). The session
+// headers are the transport's alone: a caller's Mcp-Session-Id would ride
+// on initialize, which must go without one.
+func (c *clientConn) legacyHeaders(accept []string, id, version string) http.Header {
+	h := make(http.Header, len(c.opts.Header)+5)
+	for k, v := range c.opts.Header {
+		if ck := http.CanonicalHeaderKey(k); ck != canonSessionID && ck != canonLastEventID {
+			h[k] = v
+		}
+	}
+	if accept != nil {
+		h["Accept"] = accept
+	}
+	if version != "" {
+		h[canonProtocolVersion] = []string{version}
+	}
+	if id != "" {
+		h[canonSessionID] = []string{id}
+	}
+	return h
+}
+
+// legacySession returns the connection's legacy state, making the
+// connection legacy if it is not yet.
+func (c *clientConn) legacySession() *legacySession {
+	if s := c.legacy.Load(); s != nil {
+		return s
+	}
+	c.legacy.CompareAndSwap(nil, &legacySession{calls: make(map[jsonrpc.ID]*legacyCall)})
+	return c.legacy.Load()
+}
+
+// writeLegacy is Write on a legacy connection.
+func (c *clientConn) writeLegacy(ctx context.Context, m *outgoing, msg []byte) error {
+	s := c.legacySession()
+	switch {
+	case m.response:
+		// The answer to a server request: 2025-11-25 has it POSTed like
+		// a notification.
+		return c.postLegacy(ctx, s, "a response", msg)
+	case !m.id.IsValid():
+		if m.method == jsonrpc.CancelMethod {
+			// Legacy servers are told explicitly (closing a stream is not
+			// a cancellation there), and the request's POST is closed as
+			// nobody waits for its answer any more.
+			c.cancelLegacyCall(s, msg)
+		}
+		err := c.postLegacy(ctx, s, m.method, msg)
+		if err == nil && m.method == mcp.NotificationInitialized {
+			// Wait until the GET is on the wire before the client sends
+			// anything else: a server that finds no GET stream may send
+			// what belongs there on the next request's stream, and one
+			// that finds it late may send a request's own messages there.
+			if sent := c.startGetStream(s); sent != nil {
+				t := time.NewTimer(getSentTimeout)
+				select {
+				case <-sent:
+				case <-t.C:
+				case <-ctx.Done():
+				}
+				t.Stop()
+			}
+		}
+		return err
+	}
+	if m.method == mcp.MethodInitialize {
+		// A new session starts: whatever the last one was, its id and
+		// version no longer apply, and its GET stream is over.
+		s.mu.Lock()
+		s.id, s.version, s.ended = "", "", false
+		if s.stopGet != nil {
+			s.stopGet()
+			s.stopGet = nil
+		}
+		s.mu.Unlock()
+	}
+	return c.startLegacyCall(ctx, s, m, msg)
+}
+
+// cancelLegacyCall ends the local wait for the request a notifications/
+// cancelled names.
+func (c *clientConn) cancelLegacyCall(s *legacySession, msg []byte) {
+	var p struct {
+		Params struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &p) != nil || !p.Params.RequestID.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	lc := s.calls[p.Params.RequestID]
+	s.mu.Unlock()
+	if lc != nil && lc.claim() {
+		lc.cancel()
+	}
+}
+
+// postLegacy POSTs a notification or response and waits for the server to
+// accept it.
+func (c *clientConn) postLegacy(ctx context.Context, s *legacySession, what string, msg []byte) error {
+	id, version, ended := s.snapshot()
+	if ended {
+		return fmt.Errorf("streamhttp: sending %s: %w", what, ErrSessionEnded)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	if err != nil {
+		return fmt.Errorf("streamhttp: %w", err)
+	}
+	req.Header = c.legacyHeaders(acceptBoth, id, version)
+	req.Header["Content-Type"] = jsonContentType
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return transport.ErrClosed
+		}
+		return fmt.Errorf("streamhttp: sending %s: %w", what, err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound && id != "":
+		s.end(id)
+		return fmt.Errorf("streamhttp: sending %s: %w (HTTP %s)", what, ErrSessionEnded, resp.Status)
+	case resp.StatusCode/100 != 2:
+		return fmt.Errorf("streamhttp: the server refused %s: HTTP %s", what, resp.Status)
+	}
+	return nil
+}
+
+// startLegacyCall starts the POST of a request in its own goroutine, like
+// startCall.
+func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *outgoing, msg []byte) error {
+	ctx, cancel := context.WithCancel(ctx)
+	lc := &legacyCall{cancel: cancel}
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		cancel()
+		return transport.ErrClosed
+	}
+	c.calls[m.id] = cancel
+	c.wg.Add(1)
+	c.mu.Unlock()
+	s.mu.Lock()
+	s.calls[m.id] = lc
+	s.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		c.legacyCall(ctx, s, lc, m, msg)
+		cancel()
+		c.mu.Lock()
+		delete(c.calls, m.id)
+		c.mu.Unlock()
+		s.mu.Lock()
+		if s.calls[m.id] == lc {
+			delete(s.calls, m.id)
+		}
+		s.mu.Unlock()
+	}()
+	return nil
+}
+
+// legacyCall runs one request of a legacy connection to its end and
+// delivers its response, unless another stream has already delivered it.
+func (c *clientConn) legacyCall(ctx context.Context, s *legacySession, lc *legacyCall, m *outgoing, msg []byte) {
+	var rep *reply
+	if id, version, ended := s.snapshot(); ended {
+		rep = sessionEnded(m.id, 0)
+	} else {
+		rep = c.legacyExchange(ctx, s, lc, m, msg, id, version)
+	}
+	if rep == nil {
+		return
+	}
+	if lc.claim() {
+		c.deliver(ctx, rep.raw)
+	}
+	rep.release()
+}
+
+// sessionEnded is the error response to a request the server refused with
+// 404 because its session ended (status 404), or that was not sent because
+// of an earlier 404 (status 0).
+func sessionEnded(id jsonrpc.ID, status int) *reply {
+	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError}
+	if status != 0 {
+		e.Message = "streamhttp: the server ended the session (HTTP " + strconv.Itoa(status) + "); a new one starts with initialize"
+		e.Data = json.RawMessage(`{"httpStatus":` + strconv.Itoa(status) + `,"sessionEnded":true}`)
+	} else {
+		e.Message = "streamhttp: the session has ended (the server answered an earlier message with HTTP 404); a new one starts with initialize"
+		e.Data = json.RawMessage(`{"sessionEnded":true}`)
+	}
+	return &reply{raw: encodeResponse(id, nil, e), resp: &jsonrpc.Response{ID: id, Error: e}}
+}
+
+// legacyExchange POSTs a request and returns its response, delivering the
+// server's requests and notifications on the way and resuming its stream
+// when needed. It returns nil when ctx ended. For initialize, it records the
+// session before the response is delivered, so that the messages the client
+// sends next carry it.
+func (c *clientConn) legacyExchange(ctx context.Context, s *legacySession, lc *legacyCall, m *outgoing, msg []byte, sid, version string) *reply {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	if err != nil {
+		return failure(m.id, 0, "streamhttp: "+err.Error())
+	}
+	req.Header = c.legacyHeaders(acceptBoth, sid, version)
+	req.Header["Content-Type"] = jsonContentType
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return failure(m.id, 0, "streamhttp: POST failed: "+err.Error())
+	}
+	if resp.StatusCode == http.StatusNotFound && sid != "" {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		s.end(sid)
+		return sessionEnded(m.id, resp.StatusCode)
+	}
+	var rep *reply
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "text/event-stream":
+		rep = c.readLegacyStream(ctx, s, m.id, resp) // closes or keeps the body
+	case "application/json":
+		rep = c.readJSON(ctx, m.id, resp)
+		resp.Body.Close()
+	default:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		rep = statusFailure(m.id, resp)
+	}
+	if ctx.Err() != nil {
+		rep.release()
+		return nil
+	}
+	if m.method == mcp.MethodInitialize && rep.resp.Error == nil {
+		rep = c.beginSession(s, m.id, resp.Header.Get(HeaderSessionID), rep)
+	}
+	return rep
+}
+
+// beginSession records the session an initialize response opened: its id
+// (from the POST's headers) and the version the server chose.
+func (c *clientConn) beginSession(s *legacySession, id jsonrpc.ID, sid string, rep *reply) *reply {
+	for i := 0; i < len(sid); i++ {
+		if sid[i] < 0x21 || sid[i] > 0x7e {
+			// It could not be sent back as it is; failing here is clearer
+			// than the 400s every later request would get.
+			rep.release()
+			return failure(id, 0, "streamhttp: the server's Mcp-Session-Id is not made of visible ASCII characters")
+		}
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(rep.resp.Result, &res)
+	version := res.ProtocolVersion
+	for i := 0; i < len(version); i++ {
+		if version[i] < 0x21 || version[i] > 0x7e {
+			version = "" // not something a header can carry
+			break
+		}
+	}
+	s.mu.Lock()
+	s.id, s.version, s.ended = sid, version, false
+	s.mu.Unlock()
+	return rep
+}
+
+// readLegacyStream reads a request's event stream up to its response,
+// delivering the server's requests and notifications. When the stream ends
+// before the response, after the server gave an event id, it reconnects with
+// GET and Last-Event-ID once the server's retry delay has passed (SSE
+// polling, SEP-1699), and goes on reading there. The returned reply keeps
+// the body of the connection the response came on.
+func (c *clientConn) readLegacyStream(ctx context.Context, s *legacySession, id jsonrpc.ID, resp *http.Response) *reply {
+	ev := newLegacyEvents(c.opts.MaxMessageSize)
+	misses := 0
+	for resumed := false; ; resumed = true {
+		ev.reset(resp.Body)
+		before := ev.events
+		rep, err := c.readLegacyEvents(ctx, s, ev, id, resp)
+		if rep != nil {
+			if ctx.Err() != nil {
+				resp.Body.Close()
+				return nil
+			}
+			if resumed {
+				// A GET that resumed the stream may be held open by the
+				// server; what it sends after the response is not ours to
+				// drain and drop.
+				resp.Body.Close()
+			} else {
+				rep.rest = resp.Body
+			}
+			return rep
+		}
+		resp.Body.Close()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errEventTooLarge):
+			return failure(id, resp.StatusCode, fmt.Sprintf("streamhttp: an event exceeds the limit of %d bytes", c.opts.MaxMessageSize))
+		case ev.lastID == "" && err == io.EOF:
+			return failure(id, resp.StatusCode, "streamhttp: the event stream ended before the response")
+		case ev.lastID == "":
+			return failure(id, resp.StatusCode, "streamhttp: the event stream broke before the response: "+err.Error())
+		}
+		if ev.events > before {
+			misses = 0
+		}
+		// Resume: wait as the server asked, then GET the stream from the
+		// last event seen, until a connection opens or we give up.
+		for resp = nil; resp == nil; {
+			if misses++; misses > maxResumeAttempts {
+				return failure(id, 0, fmt.Sprintf("streamhttp: the event stream ended before the response, and %d attempts to resume it failed", maxResumeAttempts))
+			}
+			if c.wait(ctx, ev.delay()) != nil {
+				return nil
+			}
+			r, rep := c.resumeGET(ctx, s, id, ev.lastID)
+			if rep != nil || ctx.Err() != nil {
+				return rep
+			}
+			resp = r
+		}
+	}
+}
+
+// resumeGET opens the GET that resumes a request's stream. It returns the
+// response when the stream opened, a final reply when resuming is
+// pointless, and neither when another attempt may work.
+func (c *clientConn) resumeGET(ctx context.Context, s *legacySession, id jsonrpc.ID, lastID string) (*http.Response, *reply) {
+	sid, version, ended := s.snapshot()
+	if ended {
+		return nil, sessionEnded(id, 0)
+	}
+	resp, err := c.openGET(ctx, sid, version, lastID)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.opts.Logger.Debug("streamhttp: resuming an event stream failed", "err", err)
+		}
+		return nil, nil
+	}
+	if resp.StatusCode/100 == 2 && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
+		return resp, nil
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if retryableStatus(resp.StatusCode) {
+		return nil, nil
+	}
+	// A 404 here ends the call but not the session: see runGetStream.
+	return nil, failure(id, resp.StatusCode, "streamhttp: the event stream ended before the response, and resuming it failed: HTTP "+resp.Status)
+}
+
+// retryableStatus reports whether a failed GET may succeed later.
+func retryableStatus(code int) bool {
+	return code/100 == 5 || code == http.StatusRequestTimeout || code == http.StatusTooManyRequests
+}
+
+// openGET sends a GET for an event stream: the session's standalone stream,
+// or (with lastID) the resumption of one.
+func (c *clientConn) openGET(ctx context.Context, sid, version, lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = c.legacyHeaders(acceptStream, sid, version)
+	if lastID != "" {
+		req.Header[canonLastEventID] = []string{lastID}
+	}
+	return c.opts.HTTPClient.Do(req)
+}
+
+// readLegacyEvents reads one connection of a request's stream up to the
+// request's response. It returns the response, or the error that ended the
+// connection (io.EOF at its end).
+func (c *clientConn) readLegacyEvents(ctx context.Context, s *legacySession, ev *legacyEvents, id jsonrpc.ID, resp *http.Response) (*reply, error) {
+	for {
+		data, err := ev.next()
+		if err != nil {
+			return nil, err
+		}
+		m, _, derr := jsonrpc.DecodeMessage(data)
+		if derr != nil {
+			c.opts.Logger.Warn("streamhttp: dropping an event that is not a JSON-RPC message", "err", derr)
+			continue
+		}
+		switch m := m.(type) {
+		case *jsonrpc.Response:
+			if m.ID == id || (!m.ID.IsValid() && m.Error != nil) {
+				return c.ownResponse(id, m, data, resp), nil
+			}
+			c.routeResponse(ctx, s, m, data)
+		case *jsonrpc.Request:
+			c.deliver(ctx, data) // server requests and notifications alike
+		}
+	}
+}
+
+// routeResponse delivers a response that came on a stream other than its
+// request's own, and ends the wait on that stream.
+func (c *clientConn) routeResponse(ctx context.Context, s *legacySession, m *jsonrpc.Response, data []byte) {
+	s.mu.Lock()
+	lc := s.calls[m.ID]
+	s.mu.Unlock()
+	if lc == nil || !lc.claim() {
+		c.opts.Logger.Warn("streamhttp: dropping a response to no request in flight", "id", m.ID.String())
+		return
+	}
+	c.deliver(ctx, data)
+	lc.cancel()
+}
+
+// startGetStream opens the session's GET stream, on which the server sends
+// requests and notifications unrelated to any request of the client. It
+// needs a session: without one the server could not tell whose stream it
+// is.
+//
+// The returned channel, nil when no stream is started, is closed once the
+// first GET has been written out or has failed.
+func (c *clientConn) startGetStream(s *legacySession) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" || s.ended || s.stopGet != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		cancel()
+		return nil
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	s.stopGet = cancel
+	sid, version := s.id, s.version
+	sent := make(chan struct{})
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		c.runGetStream(ctx, s, sid, version, sent)
+	}()
+	return sent
+}
+
+// runGetStream keeps the GET stream open until ctx ends: when a connection
+// drops it reconnects with Last-Event-ID after the server's retry delay,
+// and it gives up after maxResumeAttempts attempts in a row that bring no
+// event. 405 (or 404) means the server offers no GET stream.
+func (c *clientConn) runGetStream(ctx context.Context, s *legacySession, sid, version string, sent chan struct{}) {
+	var once sync.Once
+	written := func() { once.Do(func() { close(sent) }) }
+	defer written()
+	ev := newLegacyEvents(c.opts.MaxMessageSize)
+	for misses, first := 0, true; ; first = false {
+		if !first {
+			if misses > maxResumeAttempts {
+				c.opts.Logger.Warn("streamhttp: giving up on the session's GET stream", "attempts", maxResumeAttempts)
+				return
+			}
+			if c.wait(ctx, ev.delay()) != nil {
+				return
+			}
+		}
+		gctx := ctx
+		if first {
+			gctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { written() }})
+		}
+		resp, err := c.openGET(gctx, sid, version, ev.lastID)
+		written()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.opts.Logger.Debug("streamhttp: opening the GET stream failed", "err", err)
+			misses++
+			continue
+		}
+		if resp.StatusCode/100 == 2 && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
+			before := ev.events
+			ev.reset(resp.Body)
+			err := c.readGetEvents(ctx, s, ev)
+			resp.Body.Close()
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, errEventTooLarge) {
+				c.opts.Logger.Warn("streamhttp: an event on the GET stream exceeds the message size limit", "limit", c.opts.MaxMessageSize)
+			}
+			if ev.events > before {
+				misses = 0 // the connection brought something: not a failure
+			} else {
+				misses++
+			}
+			continue
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusMethodNotAllowed:
+			c.opts.Logger.Debug("streamhttp: the server offers no GET stream (HTTP 405)")
+			return
+		case resp.StatusCode == http.StatusNotFound:
+			// The session may have ended, but some servers route only
+			// POST and answer GET with 404 whatever the session: the next
+			// POST tells for sure, so the session is not ended here.
+			c.opts.Logger.Debug("streamhttp: the server offers no GET stream (HTTP 404)")
+			return
+		case retryableStatus(resp.StatusCode):
+			misses++
+		default:
+			c.opts.Logger.Warn("streamhttp: the server refused the GET stream", "status", resp.Status)
+			return
+		}
+	}
+}
+
+// readGetEvents reads one connection of the GET stream, delivering what
+// the server sends, until it ends.
+func (c *clientConn) readGetEvents(ctx context.Context, s *legacySession, ev *legacyEvents) error {
+	for {
+		data, err := ev.next()
+		if err != nil {
+			return err
+		}
+		m, _, derr := jsonrpc.DecodeMessage(data)
+		if derr != nil {
+			c.opts.Logger.Warn("streamhttp: dropping an event that is not a JSON-RPC message", "err", derr)
+			continue
+		}
+		switch m := m.(type) {
+		case *jsonrpc.Response:
+			c.routeResponse(ctx, s, m, data)
+		case *jsonrpc.Request:
+			c.deliver(ctx, data)
+		}
+	}
+}
+
+// closeLegacy ends the session, once, with a DELETE carrying its id: a
+// courtesy that lets the server free it at once. It is best effort and
+// bounded by deleteTimeout; 405 (the server does not let clients end
+// sessions) and every other answer are fine.
+func (c *clientConn) closeLegacy(s *legacySession) {
+	s.mu.Lock()
+	sid, version := s.id, s.version
+	skip := s.closed || s.ended || sid == ""
+	s.closed = true
+	if s.stopGet != nil {
+		s.stopGet()
+		s.stopGet = nil
+	}
+	s.mu.Unlock()
+	if skip {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil)
+	if err != nil {
+		return
+	}
+	req.Header = c.legacyHeaders(nil, sid, version)
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		c.opts.Logger.Debug("streamhttp: ending the session failed", "err", err)
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// realWait waits d, or until ctx ends.
+func realWait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
