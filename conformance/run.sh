@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against Parley's everything-server
-# and everything-client, at protocol version 2026-07-28, judged against
-# conformance/baseline.yml. Exits non-zero if either run fails.
+# and everything-client: at protocol version 2026-07-28, judged against
+# conformance/baseline.yml, and at 2025-11-25 (the active server suite
+# against the same server process and URL, and the client scenarios of that
+# generation that are not auth/*), where every scenario must pass. Exits
+# non-zero if any run fails.
 #
 #   conformance/run.sh            # server and client
 #   conformance/run.sh server     # only the server scenarios
@@ -23,6 +26,10 @@ NODE_MAJOR=22
 SUITE_PACKAGE=@modelcontextprotocol/conformance
 SUITE_VERSION=0.2.0-alpha.12
 REQUIREMENTS=2026-07-28
+LEGACY=2025-11-25
+# The 2025-11-25 client scenarios outside auth/* (authorization is its own
+# issue); each must pass with no failure and no warning.
+LEGACY_CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${PARLEY_CONFORMANCE_CACHE:-$HOME/.cache/parley-conformance}
@@ -108,7 +115,7 @@ log "building the fixtures"
 	timeout 300 go build -o "$WORK/everything-client" ./conformance/everything-client)
 
 mkdir -p "$RESULTS"
-rm -rf "$RESULTS/server" "$RESULTS/client" "$RESULTS"/*.log # only what an earlier run wrote
+rm -rf "$RESULTS/server" "$RESULTS/client" "$RESULTS/server-$LEGACY" "$RESULTS/client-$LEGACY" "$RESULTS"/*.log # only what an earlier run wrote
 
 # summarize NAME LOG: prints a short summary of the suite's output in LOG:
 # scenarios passed, failed as the baseline expects, failed but not scored,
@@ -179,6 +186,8 @@ explain() {
 
 status_server=skipped
 status_client=skipped
+status_legacy_server=skipped
+status_legacy_client=skipped
 
 # ---- server scenarios --------------------------------------------------------
 
@@ -206,10 +215,18 @@ run_server() {
 	local rc=0
 	timeout 300 "$NODE" "$SUITE_JS" server --url "$url" --requirements "$REQUIREMENTS" \
 		--expected-failures "$BASELINE" -o "$RESULTS/server" "${EXTRA_ARGS[@]}" >"$RESULTS/server.log" 2>&1 || rc=$?
+	if ((rc == 0)); then status_server=passed; else status_server="FAILED (exit $rc)"; fi
+
+	# The same process and URL serve the older generation: the whole
+	# active suite of 2025-11-25, no baseline.
+	log "server scenarios at $LEGACY against $url"
+	rc=0
+	timeout 300 "$NODE" "$SUITE_JS" server --url "$url" --suite active --spec-version "$LEGACY" \
+		-o "$RESULTS/server-$LEGACY" "${EXTRA_ARGS[@]}" >"$RESULTS/server-$LEGACY.log" 2>&1 || rc=$?
+	if ((rc == 0)); then status_legacy_server=passed; else status_legacy_server="FAILED (exit $rc)"; fi
 	kill "$SERVER_PID" 2>/dev/null || true
 	wait "$SERVER_PID" 2>/dev/null || true
 	SERVER_PID=
-	if ((rc == 0)); then status_server=passed; else status_server="FAILED (exit $rc)"; fi
 }
 
 # ---- client scenarios --------------------------------------------------------
@@ -220,6 +237,29 @@ run_client() {
 	timeout 300 "$NODE" "$SUITE_JS" client --command "$WORK/everything-client" --requirements "$REQUIREMENTS" \
 		--expected-failures "$BASELINE" -o "$RESULTS/client" "${EXTRA_ARGS[@]}" >"$RESULTS/client.log" 2>&1 || rc=$?
 	if ((rc == 0)); then status_client=passed; else status_client="FAILED (exit $rc)"; fi
+
+	log "client scenarios at $LEGACY: ${LEGACY_CLIENT_SCENARIOS[*]}"
+	local sc failed=()
+	: >"$RESULTS/client-$LEGACY.log"
+	for sc in "${LEGACY_CLIENT_SCENARIOS[@]}"; do
+		rc=0
+		timeout 120 "$NODE" "$SUITE_JS" client --command "$WORK/everything-client" --scenario "$sc" --spec-version "$LEGACY" \
+			-o "$RESULTS/client-$LEGACY" "${EXTRA_ARGS[@]}" >>"$RESULTS/client-$LEGACY.log" 2>&1 || rc=$?
+		((rc == 0)) || failed+=("$sc")
+	done
+	if ((${#failed[@]} == 0)); then status_legacy_client=passed; else status_legacy_client="FAILED (${failed[*]})"; fi
+}
+
+# legacy_summary NAME LOG: the scenarios of a run without a baseline:
+# how many passed, and each one that did not.
+legacy_summary() {
+	printf '\n---- %s ----\n' "$1"
+	sed 's/\x1b\[[0-9;]*m//g' "$2" | grep -E '^(✓ |✗ |Total:|Passed: )' | awk '
+		/^✓ / { passed++; next }
+		/^✗ / { failed++; print "FAILED: " $0; next }
+		/^Passed: / { if ($0 ~ / 0 failed, 0 warnings/) passed++; else { failed++; print "FAILED: " $0 }; next }
+		{ print }
+		END { printf "%d scenarios passed, %d failed\n", passed, failed }'
 }
 
 [[ $what == client ]] || run_server
@@ -233,6 +273,12 @@ if [[ $what != server ]]; then
 	summarize "client scenarios" "$RESULTS/client.log"
 	explain client "$RESULTS/client.log"
 fi
-printf '\nconformance %s (baseline %s): server %s, client %s\nlogs and checks.json files: %s\n' \
-	"$REQUIREMENTS" "${BASELINE#"$ROOT"/}" "$status_server" "$status_client" "$RESULTS"
-[[ $status_server != FAILED* && $status_client != FAILED* ]]
+[[ $what == client ]] || legacy_summary "server scenarios at $LEGACY (same process)" "$RESULTS/server-$LEGACY.log"
+[[ $what == server ]] || legacy_summary "client scenarios at $LEGACY" "$RESULTS/client-$LEGACY.log"
+printf '\nconformance %s (baseline %s): server %s, client %s\n' \
+	"$REQUIREMENTS" "${BASELINE#"$ROOT"/}" "$status_server" "$status_client"
+printf 'conformance %s: server %s, client %s\nlogs and checks.json files: %s\n' \
+	"$LEGACY" "$status_legacy_server" "$status_legacy_client" "$RESULTS"
+for st in "$status_server" "$status_client" "$status_legacy_server" "$status_legacy_client"; do
+	[[ $st != FAILED* ]] || exit 1
+done

@@ -48,6 +48,11 @@ var scenarios = map[string]scenario{
 	"json-schema-ref-no-deref":         listToolsOnly,
 	"json-schema-2020-12-preservation": schemaPreservation,
 	"sep-2322-client-request-state":    requestState,
+
+	// 2025-11-25 scenarios: a legacy session (see connect).
+	"initialize":                          initialize,
+	"elicitation-sep1034-client-defaults": elicitationDefaults,
+	"sse-retry":                           sseRetry,
 }
 
 func main() {
@@ -86,8 +91,19 @@ func main() {
 	log.Info("scenario done", "scenario", name)
 }
 
-// connect opens a session to url over Streamable HTTP.
+// connect opens a session to url over Streamable HTTP. The suite says in
+// MCP_CONFORMANCE_PROTOCOL_VERSION which generation a scenario tests; a
+// legacy version pins it, since several mock servers answer the
+// server/discover probe of the automatic mode with an empty result.
 func connect(ctx context.Context, url string, opts *client.Options) (*client.Session, error) {
+	var o client.Options
+	if opts != nil {
+		o = *opts
+	}
+	if v := mcp.ProtocolVersion(os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")); v.Era() == mcp.EraLegacy && o.ProtocolVersion == "" {
+		o.ProtocolVersion = v
+	}
+	opts = &o
 	c := client.New(mcp.Implementation{Name: "parley-everything-client", Version: "0.1.0"}, opts)
 	sess, err := c.Connect(ctx, streamhttp.NewClientTransport(url, nil))
 	if err != nil {
@@ -138,6 +154,49 @@ func basic(ctx context.Context, url string, _ *config) error {
 				return fmt.Errorf("tools/call %s: %w", tools[0].Name, err)
 			}
 		}
+		return nil
+	})
+}
+
+// initialize opens a session (the initialize handshake, at 2025-11-25),
+// lists the tools and closes.
+func initialize(ctx context.Context, url string, _ *config) error {
+	return withTools(ctx, url, nil, func(sess *client.Session, tools []mcp.Tool) error {
+		slog.Info("initialized", "version", sess.ProtocolVersion(), "tools", len(tools))
+		return nil
+	})
+}
+
+// elicitationDefaults accepts the server's form with the defaults its
+// schema gives (SEP-1034), as a host does when its user changes nothing.
+func elicitationDefaults(ctx context.Context, url string, _ *config) error {
+	opts := &client.Options{Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+		form, ok := p.(*mcp.ElicitRequestFormParams)
+		if !ok {
+			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
+		}
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: form.RequestedSchema.Defaults()}, nil
+	}}
+	return withTools(ctx, url, opts, func(sess *client.Session, tools []mcp.Tool) error {
+		res, err := sess.CallTool(ctx, "test_client_elicitation_defaults", map[string]any{})
+		if err != nil {
+			return fmt.Errorf("tools/call test_client_elicitation_defaults: %w", err)
+		}
+		slog.Info("test_client_elicitation_defaults", "result", text(res))
+		return nil
+	})
+}
+
+// sseRetry calls test_reconnection, whose event stream the server closes
+// before the result: the transport resumes it with Last-Event-ID after the
+// server's retry delay.
+func sseRetry(ctx context.Context, url string, _ *config) error {
+	return withTools(ctx, url, nil, func(sess *client.Session, tools []mcp.Tool) error {
+		res, err := sess.CallTool(ctx, "test_reconnection", map[string]any{})
+		if err != nil {
+			return fmt.Errorf("tools/call test_reconnection: %w", err)
+		}
+		slog.Info("test_reconnection", "result", text(res))
 		return nil
 	})
 }
