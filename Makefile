@@ -29,6 +29,7 @@ run:
 examples:
 	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done
 	@for t in stdio http; do echo "== examples/provision -transport $$t"; $(GO) run ./examples/provision -transport $$t || exit 1; done
+	@for t in memory stdio http; do echo "== examples/provision -transport $$t -protocol 2025-11-25"; $(GO) run ./examples/provision -transport $$t -protocol 2025-11-25 || exit 1; done
 
 # The official MCP conformance suite (installs Node 22 and the suite once,
 # from the npm registry, into a cache folder).

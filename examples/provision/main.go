@@ -86,6 +86,7 @@ func main() {
 	mode := flag.String("transport", "memory", "how the client reaches the server: memory, stdio or http")
 	serveStdio := flag.Bool("serve-stdio", false, "be the server, on stdin and stdout (what -transport stdio starts)")
 	serveHTTP := flag.String("serve-http", "", "only serve the provisioner over Streamable HTTP at http://`ADDR`/mcp, until interrupted")
+	protocol := flag.String("protocol", "", "pin the client's protocol `VERSION`, such as 2025-11-25 for a legacy session (default: negotiated)")
 	flag.Parse()
 	ctx := context.Background()
 	var err error
@@ -95,7 +96,7 @@ func main() {
 	case *serveHTTP != "":
 		err = serveOnHTTP(*serveHTTP)
 	default:
-		err = run(ctx, os.Stdout, *mode, selfAsServer)
+		err = run(ctx, os.Stdout, *mode, mcp.ProtocolVersion(*protocol), selfAsServer)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "provision:", err)
@@ -168,9 +169,14 @@ func selfAsServer() (*exec.Cmd, error) {
 type usageError struct{ error }
 
 // run provisions the "orders" database over the transport named by mode,
-// printing each round and, last, the result. serverCommand makes the
-// command of the stdio server.
-func run(ctx context.Context, w io.Writer, mode string, serverCommand func() (*exec.Cmd, error)) error {
+// printing each round and, last, the result. version pins the protocol
+// version ("" negotiates). serverCommand makes the command of the stdio
+// server.
+//
+// The same callback answers the server's question in both generations:
+// under 2026-07-28 it comes in a round of the client's loop, on a legacy
+// session as a request from the server within the one call.
+func run(ctx context.Context, w io.Writer, mode string, version mcp.ProtocolVersion, serverCommand func() (*exec.Cmd, error)) error {
 	t, stop, err := dial(mode, serverCommand)
 	if err != nil {
 		return err
@@ -178,6 +184,7 @@ func run(ctx context.Context, w io.Writer, mode string, serverCommand func() (*e
 	defer stop()
 
 	c := client.New(mcp.Implementation{Name: "provision-client", Version: "1.0.0"}, &client.Options{
+		ProtocolVersion: version,
 		// The callback stands in for a form shown to the user. It fills in
 		// only a form that asks for a region; anything else it declines.
 		Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
@@ -187,6 +194,9 @@ func run(ctx context.Context, w io.Writer, mode string, serverCommand func() (*e
 			}
 			if _, asks := form.RequestedSchema.Properties["region"]; !asks {
 				return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
+			}
+			if version.Era() == mcp.EraLegacy { // no rounds: OnRound does not see it
+				fmt.Fprintf(w, "over the back-channel, the server asks %q\n", form.Message)
 			}
 			fmt.Fprintln(w, `  the user picks "eu-west-1"`)
 			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": "eu-west-1"}}, nil

@@ -37,29 +37,38 @@ func testBinaryAsServer() (*exec.Cmd, error) {
 	return cmd, nil
 }
 
+// TestProvision runs the Provisioner over every transport, in both
+// protocol generations: the same question, the same callback, the same
+// result.
 func TestProvision(t *testing.T) {
 	for _, mode := range []string{"memory", "stdio", "http"} {
-		t.Run(mode, func(t *testing.T) {
-			var out bytes.Buffer
-			if err := run(context.Background(), &out, mode, testBinaryAsServer); err != nil {
-				t.Fatalf("run: %v\n%s", err, &out)
-			}
-			lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
-			if last := lines[len(lines)-1]; last != "Provisioned 'orders' in eu-west-1." {
-				t.Errorf("last line %q\n%s", last, &out)
-			}
-			if !strings.Contains(out.String(), "round 1: the server asks \"Which region should orders live in?\"\n") {
-				t.Errorf("no round log in\n%s", &out)
-			}
-			if strings.Contains(out.String(), "round 2") {
-				t.Errorf("more than one round:\n%s", &out)
-			}
-		})
+		for _, version := range []mcp.ProtocolVersion{"", mcp.Version20251125} {
+			t.Run(mode+"/"+string(version), func(t *testing.T) {
+				var out bytes.Buffer
+				if err := run(context.Background(), &out, mode, version, testBinaryAsServer); err != nil {
+					t.Fatalf("run: %v\n%s", err, &out)
+				}
+				lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+				if last := lines[len(lines)-1]; last != "Provisioned 'orders' in eu-west-1." {
+					t.Errorf("last line %q\n%s", last, &out)
+				}
+				want, connected := "round 1: the server asks \"Which region should orders live in?\"\n", "protocol "+string(mcp.LatestVersion)
+				if version != "" {
+					want, connected = "over the back-channel, the server asks \"Which region should orders live in?\"\n", "protocol "+string(version)
+				}
+				if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), connected) {
+					t.Errorf("want %q and %q in\n%s", want, connected, &out)
+				}
+				if strings.Contains(out.String(), "round 2") {
+					t.Errorf("more than one round:\n%s", &out)
+				}
+			})
+		}
 	}
 }
 
 func TestUnknownTransport(t *testing.T) {
-	err := run(context.Background(), new(bytes.Buffer), "carrier-pigeon", testBinaryAsServer)
+	err := run(context.Background(), new(bytes.Buffer), "carrier-pigeon", "", testBinaryAsServer)
 	var usage usageError
 	if !errors.As(err, &usage) {
 		t.Errorf("run: %v, want a usage error", err)
