@@ -40,15 +40,6 @@ import (
 //     session; the connection answers every later request with an error
 //     until a new initialize is written.
 
-// HeaderSessionID carries the session of a legacy (2025-11-25 and earlier)
-// connection: the server assigns it in the initialize response and the
-// client sends it on every later request.
-const HeaderSessionID = "Mcp-Session-Id"
-
-// HeaderLastEventID names the last event a client saw when it resumes an
-// event stream with GET.
-const HeaderLastEventID = "Last-Event-ID"
-
 var (
 	canonSessionID   = http.CanonicalHeaderKey(HeaderSessionID)
 	canonLastEventID = http.CanonicalHeaderKey(HeaderLastEventID)

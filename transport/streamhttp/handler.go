@@ -197,7 +197,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// server's requests among them), initialize, and in stateless
 		// mode every legacy request.
 		if h.sessions != nil {
-			if sid := r.Header.Get(headerSessionID); sid != "" {
+			if sid := r.Header.Get(HeaderSessionID); sid != "" {
 				ls := h.sessions.lookup(sid, r)
 				if ls == nil {
 					var rid jsonrpc.ID
@@ -223,7 +223,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				// A legacy version in the header and no session: the
 				// client lost it, or never had one.
 				writeError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: " +
-					headerSessionID + " header is required; send initialize to start a session (2026-07-28 requests carry _meta instead)"})
+					HeaderSessionID + " header is required; send initialize to start a session (2026-07-28 requests carry _meta instead)"})
 				return
 			}
 			// Neither a session nor a version: served as 2026-07-28,
@@ -289,7 +289,7 @@ func (h *handler) methodNotAllowed(w http.ResponseWriter) {
 	w.Header().Set("Allow", http.MethodPost)
 	msg := "Method Not Allowed: this MCP endpoint accepts only POST (2026-07-28 has no GET stream and no sessions)"
 	if h.sessions != nil {
-		msg = "Method Not Allowed: this MCP endpoint accepts POST, and GET and DELETE with the " + headerSessionID +
+		msg = "Method Not Allowed: this MCP endpoint accepts POST, and GET and DELETE with the " + HeaderSessionID +
 			" of a legacy session (2026-07-28 has no GET stream and no sessions)"
 	}
 	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg})

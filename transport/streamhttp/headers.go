@@ -176,3 +176,15 @@ func refused(params string) bool {
 	}
 	return false
 }
+
+// The headers of legacy (2025-11-25 and earlier) sessions, used by both
+// the handler and the client transport.
+const (
+	// HeaderSessionID carries the session of a legacy connection: the
+	// server assigns it in the response to initialize and the client sends
+	// it on every later request.
+	HeaderSessionID = "Mcp-Session-Id"
+	// HeaderLastEventID names the last event a client saw when it resumes
+	// an event stream with GET.
+	HeaderLastEventID = "Last-Event-ID"
+)

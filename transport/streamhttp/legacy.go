@@ -18,9 +18,6 @@ import (
 // the POSTs of a session, its GET stream and its DELETE, and the
 // stateless legacy mode.
 
-// headerLastEventID is the SSE header of a client that resumes a stream.
-const headerLastEventID = "Last-Event-ID"
-
 // speaks2026 reports whether a request belongs to 2026-07-28: it carries
 // the _meta envelope, or its MCP-Protocol-Version header names a
 // 2026-07-28 version. Such a request is served statelessly whatever else
@@ -62,7 +59,7 @@ func (h *handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 	ls.sess = sess
 	h.sessions.add(ls)
 	ls.touch() // the idle clock runs from the start
-	w.Header().Set(headerSessionID, ls.id)
+	w.Header().Set(HeaderSessionID, ls.id)
 	h.writeResult(w, msg.ID, res)
 }
 
@@ -442,21 +439,21 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	retry := h.sessions.opts.Retry
 
 	var st *eventStream
-	if last := r.Header.Get(headerLastEventID); last != "" {
+	if last := r.Header.Get(HeaderLastEventID); last != "" {
 		num, seq, ok := parseEventID(last)
 		if ok {
 			st = ls.stream(num)
 		}
 		if st == nil {
 			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-				"Bad Request: %s %q names no stream of this session that can be resumed (its events are no longer kept, or it never existed)", headerLastEventID, last)})
+				"Bad Request: %s %q names no stream of this session that can be resumed (its events are no longer kept, or it never existed)", HeaderLastEventID, last)})
 			return
 		}
 		st.mu.Lock()
 		if seq > st.seq {
 			st.mu.Unlock()
 			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-				"Bad Request: %s %q names an event this session never sent", headerLastEventID, last)})
+				"Bad Request: %s %q names an event this session never sent", HeaderLastEventID, last)})
 			return
 		}
 		events, gap := ls.keptAfter(st, seq)
@@ -491,7 +488,7 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		if st.conn != nil {
 			st.mu.Unlock()
 			writeError(w, http.StatusConflict, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "Conflict: this session already has a GET stream open; resume it with " + headerLastEventID + " or close it first"})
+				Message: "Conflict: this session already has a GET stream open; resume it with " + HeaderLastEventID + " or close it first"})
 			return
 		}
 		if st.ended {
@@ -531,7 +528,7 @@ func (h *handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 // id (where 2026-07-28 clients land), 404 for an unknown one, 400 for a
 // version that is not the session's.
 func (h *handler) sessionOf(w http.ResponseWriter, r *http.Request, method string) *serverSession {
-	id := r.Header.Get(headerSessionID)
+	id := r.Header.Get(HeaderSessionID)
 	if h.sessions == nil || id == "" {
 		h.methodNotAllowed(w)
 		return nil

@@ -111,10 +111,6 @@ func (o *SessionOptions) resolved() SessionOptions {
 	return r
 }
 
-// headerSessionID names the session a request belongs to; the server
-// assigns it in the response to initialize.
-const headerSessionID = "Mcp-Session-Id"
-
 // sessionStore holds the open legacy sessions of one handler.
 type sessionStore struct {
 	h    *handler
