@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport"
 	"github.com/parley-mcp/parley/transport/stdio"
 )
 
@@ -33,6 +35,8 @@ func TestMain(m *testing.M) {
 //   - "slow-ended": waits until a "slow" call has ended, then answers.
 //
 // In mode "crash" it exits with status 3 as soon as a tools/call arrives.
+// In mode "legacy-only" it behaves as many 2025-11-25 servers do: a first
+// message other than initialize makes it exit with status 1.
 func runStdioServer(mode string) int {
 	s := fixture(nil)
 	slowEnded := make(chan struct{})
@@ -68,9 +72,32 @@ func runStdioServer(mode string) int {
 			return next(ctx, req)
 		}
 	})
-	if err := s.ServeConn(context.Background(), stdio.ServerConn(nil)); err != nil {
+	var conn transport.Conn = stdio.ServerConn(nil)
+	if mode == "legacy-only" {
+		conn = &exitUnlessInitialize{Conn: conn}
+	}
+	if err := s.ServeConn(context.Background(), conn); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		return 1
 	}
 	return 0
+}
+
+// exitUnlessInitialize ends the process when the first message it reads is
+// not an initialize request.
+type exitUnlessInitialize struct {
+	transport.Conn
+	seen bool
+}
+
+func (c *exitUnlessInitialize) Read(ctx context.Context) ([]byte, error) {
+	msg, err := c.Conn.Read(ctx)
+	if err == nil && !c.seen {
+		c.seen = true
+		if !bytes.Contains(msg, []byte(`"method":"initialize"`)) {
+			fmt.Fprintln(os.Stderr, "test server: expected initialize first; exiting")
+			os.Exit(1)
+		}
+	}
+	return msg, err
 }

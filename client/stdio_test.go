@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -186,5 +188,32 @@ func TestStdioConnectFailsCleanly(t *testing.T) {
 	}
 	if cmd.Process != nil {
 		t.Error("the server was started for a version the client cannot speak")
+	}
+}
+
+// TestStdioAutoFallsBackToALegacyServer: in automatic mode the client
+// probes with server/discover; a legacy server that exits on it is started
+// again, and the session settles on the initialize handshake.
+func TestStdioAutoFallsBackToALegacyServer(t *testing.T) {
+	_, tr, stderr := serverCommand(t, "legacy-only")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := client.New(mcp.Implementation{Name: "auto", Version: "1"}, nil).Connect(ctx, tr)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer sess.Close()
+	if sess.ProtocolVersion().Era() != mcp.EraLegacy {
+		t.Errorf("ProtocolVersion = %s, want a legacy version", sess.ProtocolVersion())
+	}
+	if !strings.Contains(stderr.String(), "expected initialize first") {
+		t.Errorf("the first server process did not see the probe; stderr:\n%s", stderr)
+	}
+	res, err := sess.CallTool(ctx, "echo", map[string]string{"text": "after the fallback"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "after the fallback" {
+		t.Errorf("echo = %q", got)
 	}
 }

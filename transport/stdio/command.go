@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,7 +35,10 @@ type CommandOptions struct {
 	// their logs. When nil, the command's own Stderr is used if it is set,
 	// and os.Stderr otherwise. If it is not an *os.File, package exec copies
 	// into it from a goroutine, and Close waits for that copy to finish, but
-	// no longer than cmd.WaitDelay once the server has exited.
+	// no longer than cmd.WaitDelay once the server has exited. Every process
+	// the transport starts writes to the same Stderr, each through its own
+	// goroutine, so a writer shared by connections that are open at the same
+	// time must be safe for concurrent use.
 	Stderr io.Writer
 	// CloseTimeout is how long Close waits for the server to exit after
 	// closing its stdin. Zero or negative means [DefaultCloseTimeout].
@@ -49,15 +52,25 @@ type CommandOptions struct {
 // CommandTransport is a [transport.Transport] that runs an MCP server as a
 // subprocess and talks to it over the subprocess's stdin and stdout.
 type CommandTransport struct {
-	cmd       *exec.Cmd
-	opts      CommandOptions
-	connected atomic.Bool
+	cmd  *exec.Cmd
+	opts CommandOptions
+
+	mu      sync.Mutex
+	claimed bool     // a Connect has taken cmd itself
+	tmpl    exec.Cmd // cmd's settings, copied before that Connect changed them
 }
 
 // NewCommandTransport returns a transport that starts cmd when Connect is
 // called. cmd must not have been started and must leave Stdin and Stdout
 // unset: the transport connects them. The transport owns cmd from now on;
 // after Close, cmd.ProcessState describes how the server ended.
+//
+// Connect may be called more than once, each call starting a server process
+// of its own: the first call starts cmd, and every later call starts a
+// fresh copy of it. That is how a client falls back to a legacy server that
+// exits on a request it does not understand: it connects again and starts
+// over. cmd itself describes the first process only; see Connect for what
+// the copies share with it.
 //
 // Connect's context only bounds the start itself. To tie the server's
 // lifetime to a context, build cmd with [exec.CommandContext] (and then Close
@@ -102,19 +115,31 @@ func NewCommandTransport(cmd *exec.Cmd, opts *CommandOptions) *CommandTransport 
 // returns that error without waiting; the process is still reaped whenever
 // it ends.
 //
-// Connect succeeds at most once: it is the first call that counts, and later
-// calls return an error wrapping [transport.ErrClosed].
+// Connect may be called again, also while earlier connections are open.
+// The first call starts cmd itself (a call that fails at once because its
+// context is done does not count); every later one starts a new process from
+// a copy of cmd's settings as they were before that first call: Path, Args, Env, Dir, ExtraFiles,
+// SysProcAttr, WaitDelay, Stderr, and the context of [exec.CommandContext].
+// Each connection owns its process, with its own stdin and stdout pipes, and
+// closing one connection does not affect another. Caveats for the copies:
+//
+//   - The same ExtraFiles are passed to every process, so they must stay
+//     open for as long as Connect may be called.
+//   - A command made with exec.CommandContext starts its copies under the
+//     same context, and once that context is done Connect fails. But cmd's
+//     Cancel function cannot be copied: it refers to cmd (the one set by
+//     CommandContext kills cmd.Process). When the context ends, a copy is
+//     therefore killed with [os.Process.Kill], whatever cmd.Cancel does.
+//   - Only cmd records its process; the state of a later process is
+//     reported by its connection's Close alone.
 func (t *CommandTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	if t.cmd == nil {
 		return nil, errors.New("stdio: CommandTransport has no command")
 	}
-	if !t.connected.CompareAndSwap(false, true) {
-		return nil, fmt.Errorf("%w: stdio: CommandTransport already connected", transport.ErrClosed)
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cmd := t.cmd
+	cmd := t.command()
 	if cmd.Stdin != nil {
 		return nil, errors.New("stdio: exec.Cmd.Stdin already set")
 	}
@@ -172,6 +197,40 @@ func (t *CommandTransport) Connect(ctx context.Context) (transport.Conn, error) 
 	// after Close) even if nobody is reading.
 	c.startReader()
 	return c, nil
+}
+
+// command returns the command for a Connect to start: cmd itself the first
+// time, and a fresh copy of its original settings after that.
+func (t *CommandTransport) command() *exec.Cmd {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.claimed {
+		t.claimed = true
+		// A copy by value, taken before Connect sets cmd's fields and starts
+		// it, keeps what only exec.Command and CommandContext can set: the
+		// context and the result of the executable's look-up.
+		t.tmpl = *t.cmd
+		return t.cmd
+	}
+	cmd := new(exec.Cmd)
+	*cmd = t.tmpl
+	// Nothing of the template may be shared with a command that package
+	// exec or the caller might modify.
+	cmd.Args = slices.Clone(cmd.Args)
+	cmd.Env = slices.Clone(cmd.Env)
+	cmd.ExtraFiles = slices.Clone(cmd.ExtraFiles)
+	if cmd.SysProcAttr != nil {
+		// Shallow: pointers in it, such as Linux's Credential and PidFD,
+		// are shared, as they would be by any caller reusing them.
+		attr := *cmd.SysProcAttr
+		cmd.SysProcAttr = &attr
+	}
+	if cmd.Cancel != nil {
+		// The original Cancel acts on the original command, whatever it
+		// does; the default one would kill t.cmd.Process. Kill this one.
+		cmd.Cancel = func() error { return cmd.Process.Kill() }
+	}
+	return cmd
 }
 
 // TerminatedError is what Close returns when the server did not exit within

@@ -257,18 +257,6 @@ func TestCommandReadCancel(t *testing.T) {
 	}
 }
 
-func TestCommandConnectOnce(t *testing.T) {
-	tr := NewCommandTransport(child("echo"), nil)
-	conn, err := tr.Connect(background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := tr.Connect(background()); !errors.Is(err, transport.ErrClosed) {
-		t.Fatalf("second Connect = %v, want ErrClosed", err)
-	}
-}
-
 func TestCommandConnectErrors(t *testing.T) {
 	if _, err := NewCommandTransport(exec.Command("/nonexistent/parley-server"), nil).Connect(background()); err == nil {
 		t.Error("Connect to a missing binary succeeded")

@@ -54,6 +54,14 @@
 // waits up to TerminateTimeout, then sends SIGKILL. Whatever happens, Close
 // waits for the process and reaps it, so no zombie is left behind.
 //
+// Connect may be called again on the same transport. Each call after the
+// first starts a fresh server process from a copy of the command's original
+// settings (path, arguments, environment, directory, extra files, stderr,
+// and the context of [exec.CommandContext], though not its Cancel function)
+// and returns a connection of its own: closing one connection does not
+// affect another. The client relies on this to fall back to a legacy server
+// that exits when its first request is one it does not understand.
+//
 // Close reports how the server ended:
 //
 //   - nil if it exited with status 0, whether on its own or after its stdin
