@@ -132,3 +132,31 @@ func TestLegacyHandBuiltInputRequired(t *testing.T) {
 	_, err = sess.CallTool(context.Background(), "ask", map[string]any{"name": "x"})
 	wantRPCError(t, err, jsonrpc.CodeInternalError, "")
 }
+
+// TestLegacySessionLimit: a legacy client over the session limit gets an
+// error that names the limit; the sessions already open keep working.
+func TestLegacySessionLimit(t *testing.T) {
+	s := generationServer(t)
+	httpSrv := httptest.NewServer(s.HTTPHandler(&streamhttp.HandlerOptions{Sessions: &streamhttp.SessionOptions{MaxSessions: 1}}))
+	t.Cleanup(httpSrv.Close)
+	connectLegacy := func(e *elicitor) (*client.Session, error) {
+		return client.New(clientInfo, &client.Options{ProtocolVersion: mcp.Version20251125, Elicit: e.elicit, Logger: quietLogger()}).
+			Connect(context.Background(), streamhttp.NewClientTransport(httpSrv.URL, nil))
+	}
+	first, err := connectLegacy(generationAnswers())
+	mustOK(t, err)
+	defer first.Close()
+	if _, err := connectLegacy(generationAnswers()); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("second session: %v, want an error naming the limit", err)
+	}
+	// A 2026-07-28 client needs no session: the limit does not touch it.
+	modern, err := client.New(clientInfo, &client.Options{Elicit: generationAnswers().elicit, Logger: quietLogger()}).
+		Connect(context.Background(), streamhttp.NewClientTransport(httpSrv.URL, nil))
+	mustOK(t, err)
+	defer modern.Close()
+	for _, sess := range []*client.Session{first, modern} {
+		res, err := sess.CallTool(context.Background(), "provision", map[string]any{"name": "orders"})
+		mustOK(t, err)
+		wantText(t, res, false, "Provisioned orders (large) in eu-west-1.")
+	}
+}
