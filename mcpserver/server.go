@@ -138,9 +138,12 @@ func (s *Server) ServeConn(ctx context.Context, conn transport.Conn) error {
 //	mux.Handle("/mcp", s.HTTPHandler(nil))
 //
 // The handler checks Mcp-Param-* headers against the registered tools'
-// definitions directly (opts.FindTool is set to the registry). It is
-// stateless: any number of instances sharing a RequestState key ring can
-// serve one endpoint behind a load balancer.
+// definitions directly (opts.FindTool is set to the registry). It serves
+// both protocol generations: 2026-07-28 requests statelessly, so that any
+// number of instances sharing a RequestState key ring can serve them
+// behind a plain load balancer, and 2025-era clients in sessions, which
+// live in the memory of the instance that opened them (route them there,
+// or set opts.Sessions.Stateless; see docs/guide/two-generations.md).
 func (s *Server) HTTPHandler(opts *streamhttp.HandlerOptions) http.Handler {
 	var o streamhttp.HandlerOptions
 	if opts != nil {

@@ -65,7 +65,7 @@ func (s *Server) bridge(ctx context.Context, chain Handler, req *Request, ir *mc
 		if !req.HasBackChannel() {
 			s.log.Error("server: legacy bridge: the handler needs input, but the session has no back-channel (stateless Streamable HTTP)",
 				"method", req.Method)
-			return nil, noBackChannel(firstMethod(ir.InputRequests))
+			return nil, noBackChannel(firstMethod(ir.InputRequests), false)
 		}
 		if missing := req.ClientCapabilities().MissingFor(ir.InputRequests); missing != nil {
 			return nil, mcp.NewMissingRequiredClientCapabilityError(missing)

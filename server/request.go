@@ -125,7 +125,7 @@ var ErrNoBackChannel = errors.New("server: no back-channel for server-to-client 
 // without an elicitationId, which legacy sessions require, is given one.
 func (r *Request) Ask(ctx context.Context, q mcp.InputRequest) (json.RawMessage, error) {
 	if r.call == nil {
-		return nil, noBackChannel(q.Method())
+		return nil, noBackChannel(q.Method(), r.session == nil)
 	}
 	if !r.ClientCapabilities().Allows(q) {
 		return nil, mcp.NewMissingRequiredClientCapabilityError(mcp.RequiredCapabilities(q))
@@ -138,11 +138,16 @@ func (r *Request) Ask(ctx context.Context, q mcp.InputRequest) (json.RawMessage,
 }
 
 // noBackChannel is the one error of a server-to-client request that has
-// no channel to go on.
-func noBackChannel(method string) error {
-	return &noBackChannelError{&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-		"Cannot send %s: this session has no back-channel for server-to-client requests "+
-			"(stateless Streamable HTTP); use protocol version 2026-07-28 or a stateful session", method)}}
+// no channel to go on. modern says why: a 2026-07-28 request never has one
+// (the handler asks by returning an InputRequiredResult); a legacy one
+// lacks it when served without session state.
+func noBackChannel(method string, modern bool) error {
+	why := "this session has no back-channel for server-to-client requests " +
+		"(stateless Streamable HTTP); use protocol version 2026-07-28 or a stateful session"
+	if modern {
+		why = "a 2026-07-28 request has no back-channel; return an InputRequiredResult to ask the client instead"
+	}
+	return &noBackChannelError{&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Cannot send " + method + ": " + why}}
 }
 
 // noBackChannelError is the wire error that also matches ErrNoBackChannel.

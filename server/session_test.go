@@ -360,3 +360,23 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 		t.Fatalf("bad initialize params: %v, want -32602", err)
 	}
 }
+
+// TestAskOnAModernRequest: a 2026-07-28 request never has a back-channel,
+// and the error says what to do instead.
+func TestAskOnAModernRequest(t *testing.T) {
+	s := server.New(mcp.Implementation{Name: "modern", Version: "1"}, nil)
+	seen := make(chan error, 1)
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		_, err := req.Ask(ctx, &mcp.ListRootsRequest{})
+		seen <- err
+		return mcp.TextResult("x"), nil
+	})
+	rc := dial(t, s)
+	if _, err := rc.call(t, mcp.MethodCallTool, &mcp.CallToolRequestParams{Meta: meta(), Name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	err := <-seen
+	if !errors.Is(err, server.ErrNoBackChannel) || !strings.Contains(err.Error(), "return an InputRequiredResult") {
+		t.Errorf("Ask on a 2026-07-28 request: %v", err)
+	}
+}
