@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
@@ -64,49 +65,54 @@ func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 	return nil
 }
 
-// connGeneration tracks which generation a stream connection speaks.
+// connGeneration tracks which generation a stream connection speaks. Once
+// settled it is read without a lock, so that concurrent requests on a busy
+// connection do not queue behind each other.
 type connGeneration struct {
-	mu      sync.Mutex
-	session *Session // set by initialize: the connection is legacy
-	modern  bool     // a 2026-07-28 request succeeded: no handshake any more
+	mu      sync.Mutex              // serializes opening the session
+	session atomic.Pointer[Session] // set by initialize: the connection is legacy
+	modern  atomic.Bool             // a 2026-07-28 request succeeded: no handshake any more
 }
 
 func (g *connGeneration) handle(ctx context.Context, s *Server, req *jsonrpc.Request, notify NotifyFunc, call CallFunc) (any, error) {
-	g.mu.Lock()
-	sess, modern := g.session, g.modern
-	if sess == nil && !modern && req.Method == mcp.MethodInitialize && !req.IsNotification() && !ClaimsEnvelope(req) {
-		// Under the lock: two initialize requests racing must not open
-		// two sessions.
-		defer g.mu.Unlock()
-		sess, res, err := s.Initialize(ctx, req, &SessionOptions{Notify: notify})
-		if err != nil {
-			return nil, err
-		}
-		g.session = sess
-		return res, nil
-	}
-	g.mu.Unlock()
-	if sess != nil {
+	if sess := g.session.Load(); sess != nil {
 		return sess.Handle(ctx, req, notify, call)
 	}
-	if req.Method == mcp.MethodInitialize && modern && s.ServesLegacy() {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: "Invalid request: initialize after 2026-07-28 requests; a connection speaks one protocol generation"}
+	modern := g.modern.Load()
+	if req.Method == mcp.MethodInitialize && !req.IsNotification() && !ClaimsEnvelope(req) {
+		if modern && s.ServesLegacy() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Invalid request: initialize after 2026-07-28 requests; a connection speaks one protocol generation"}
+		}
+		if !modern {
+			return g.initialize(ctx, s, req, notify, call)
+		}
 	}
 	res, err := s.Handle(ctx, req, notify)
 	if err == nil && res != nil && !modern {
-		g.mu.Lock()
-		g.modern = true
-		g.mu.Unlock()
+		g.modern.Store(true)
 	}
 	return res, err
 }
 
-func (g *connGeneration) close() {
+// initialize opens the connection's session, once: under the lock, two
+// initialize requests racing cannot open two sessions.
+func (g *connGeneration) initialize(ctx context.Context, s *Server, req *jsonrpc.Request, notify NotifyFunc, call CallFunc) (any, error) {
 	g.mu.Lock()
-	sess := g.session
-	g.mu.Unlock()
-	if sess != nil {
+	defer g.mu.Unlock()
+	if sess := g.session.Load(); sess != nil {
+		return sess.Handle(ctx, req, notify, call) // "already initialized"
+	}
+	sess, res, err := s.Initialize(ctx, req, &SessionOptions{Notify: notify})
+	if err != nil {
+		return nil, err
+	}
+	g.session.Store(sess)
+	return res, nil
+}
+
+func (g *connGeneration) close() {
+	if sess := g.session.Load(); sess != nil {
 		sess.Close()
 	}
 }
