@@ -52,10 +52,15 @@ func benchServer(tb testing.TB) *mcpserver.Server {
 
 // benchSession connects the real client to benchServer over the in-memory
 // transport. Its Elicit callback accepts the form with a fixed region.
-func benchSession(tb testing.TB) *client.Session {
+func benchSession(tb testing.TB) *client.Session { return benchSessionAt(tb, "") }
+
+// benchSessionAt is benchSession with the client pinned to version ("":
+// negotiated, which lands on 2026-07-28).
+func benchSessionAt(tb testing.TB, version mcp.ProtocolVersion) *client.Session {
 	tb.Helper()
 	answer := &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"region": "eu-west-1"}}
 	c := client.New(mcp.Implementation{Name: "bench-client", Version: "1.0.0"}, &client.Options{
+		ProtocolVersion: version,
 		Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
 			return answer, nil
 		},
@@ -118,6 +123,31 @@ func BenchmarkTypedCall(b *testing.B) {
 // hand-written low-level handler and no seal.
 func BenchmarkProvisioner(b *testing.B) {
 	sess := benchSession(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		callProvision(b, ctx, sess)
+	}
+}
+
+// BenchmarkLegacyTypedCall is BenchmarkTypedCall on a 2025-11-25 session:
+// the same tool and client, with the initialize handshake done once and
+// each request's _meta made from the session.
+func BenchmarkLegacyTypedCall(b *testing.B) {
+	sess := benchSessionAt(b, mcp.Version20251125)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		callEcho(b, ctx, sess)
+	}
+}
+
+// BenchmarkLegacyProvisioner is the Provisioner flow on a 2025-11-25
+// session: one tools/call, within which the server sends elicitation/create
+// over the back-channel and the same Elicit callback answers. No state is
+// sealed: the answer never leaves the request.
+func BenchmarkLegacyProvisioner(b *testing.B) {
+	sess := benchSessionAt(b, mcp.Version20251125)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -97,7 +97,9 @@ const maxEngineRounds = 64
 // nor make a stale answer stand for a reworded question.
 func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.InputResponses, state string, a asker) (*mcp.InputRequiredResult, error) {
 	recorded := decodeState(state)
-	asked := func(key string, q mcp.InputRequest) bool { return requeststate.Asked(ctx, key, q) }
+	// asked reports whether the previous round asked q, whose digest is
+	// digest, under key.
+	asked := func(key string, q mcp.InputRequest, digest string) bool { return requeststate.Asked(ctx, key, q) }
 	var keptBuf [4]keptRecord
 	kept := keptBuf[:0]
 	c.answers = c.answersBuf[:0]
@@ -129,7 +131,7 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 					continue
 				}
 			}
-			if raw, ok := responses[q.key]; ok && asked(q.key, rendered) {
+			if raw, ok := responses[q.key]; ok && asked(q.key, rendered, digest) {
 				rec, ans, err := q.consume(raw)
 				if err != nil {
 					return nil, &QuestionError{Owner: p.owner, Key: q.key, Err: err}
@@ -179,13 +181,9 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 		// The answers a back-channel brings answer exactly what it was
 		// just asked.
 		responses, recorded = got, nil
-		asked = func(key string, q mcp.InputRequest) bool {
+		asked = func(key string, _ mcp.InputRequest, digest string) bool {
 			d, ok := digests[key]
-			if !ok {
-				return false
-			}
-			now, err := requeststate.QuestionDigest(q)
-			return err == nil && now == d
+			return ok && d == digest
 		}
 	}
 }

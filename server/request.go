@@ -159,24 +159,26 @@ func (e *noBackChannelError) Unwrap() []error { return []error{e.wire, ErrNoBack
 // backChannelParams encodes the params of an input request as a legacy
 // server-to-client request carries them.
 func backChannelParams(q mcp.InputRequest) (json.RawMessage, error) {
-	if e, ok := q.(*mcp.ElicitRequest); ok {
-		if u, ok := e.Params.(*mcp.ElicitRequestURLParams); ok && u.ElicitationID == "" {
+	var params any
+	switch r := q.(type) {
+	case *mcp.ElicitRequest:
+		params = r.Params
+		if u, ok := r.Params.(*mcp.ElicitRequestURLParams); ok && u.ElicitationID == "" {
 			c := *u
 			c.ElicitationID = newElicitationID()
-			q = &mcp.ElicitRequest{Params: &c}
+			params = &c
 		}
+	case *mcp.CreateMessageRequest:
+		params = &r.Params
+	case *mcp.ListRootsRequest:
+		if r.Params == nil {
+			return nil, nil
+		}
+		params = r.Params
+	default:
+		return nil, fmt.Errorf("%w: %T", mcp.ErrUnknownInputRequest, q)
 	}
-	raw, err := mcp.Marshal(q)
-	if err != nil {
-		return nil, err
-	}
-	var env struct {
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, err
-	}
-	return env.Params, nil
+	return mcp.Marshal(params)
 }
 
 // newElicitationID returns a fresh random elicitation id.
