@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/transport"
+	"github.com/parley-mcp/parley/transport/stdio"
 	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
@@ -69,6 +71,7 @@ func TestBothGenerations(t *testing.T) {
 	t.Cleanup(httpSrv.Close)
 	transports := map[string]transport.Transport{
 		"memory": s.InMemoryTransport(),
+		"stdio":  stdioPipe{s},
 		"http":   streamhttp.NewClientTransport(httpSrv.URL, nil),
 	}
 	for tname, tr := range transports {
@@ -159,4 +162,30 @@ func TestLegacySessionLimit(t *testing.T) {
 		mustOK(t, err)
 		wantText(t, res, false, "Provisioned orders (large) in eu-west-1.")
 	}
+}
+
+// stdioPipe connects a client to s with stdio's newline framing over a
+// pair of in-process pipes, as a spawned server process would be reached.
+type stdioPipe struct{ s *mcpserver.Server }
+
+func (p stdioPipe) Connect(ctx context.Context) (transport.Conn, error) {
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	go func() {
+		p.s.ServeConn(context.WithoutCancel(ctx), stdio.NewConn(toServer, fromServer, nil))
+		fromServer.Close()
+	}()
+	return &closeBoth{Conn: stdio.NewConn(toClient, fromClient, nil), w: fromClient}, nil
+}
+
+// closeBoth closes the client's end of the pipe to the server too, so that
+// the server sees the end of its input.
+type closeBoth struct {
+	transport.Conn
+	w io.Closer
+}
+
+func (c *closeBoth) Close() error {
+	c.w.Close()
+	return c.Conn.Close()
 }
