@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/transport"
 )
 
@@ -257,6 +258,8 @@ func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.Ra
 	switch {
 	case resp == nil:
 		return nil, ErrConnClosed
+	case resp.local != nil:
+		return nil, resp.local
 	case resp.Error != nil:
 		return nil, resp.Error
 	}
@@ -375,9 +378,8 @@ func (c *Conn) readLoop() {
 		data, err = c.t.Read(c.ctx)
 		if err != nil {
 			if errors.Is(err, transport.ErrMessageTooLarge) && c.ctx.Err() == nil {
-				// Not fatal: the transport dropped the message. Its id is
-				// unknown, so the error names none.
-				c.reply(ID{}, nil, invalidRequest(err.Error()))
+				// Not fatal: the transport dropped the message.
+				c.tooLarge(err)
 				continue
 			}
 			break
@@ -414,6 +416,60 @@ func (c *Conn) dispatch(data []byte) {
 			c.startRequest(m)
 		}
 	}
+}
+
+// tooLarge handles a message the transport dropped for its size. When the
+// transport kept the message's beginning and it names an id, the message
+// is failed where it belongs: a response fails its call at once (rather
+// than leaving it to wait for its context), a request is answered with an
+// error under its id. A message whose id cannot be read is only logged:
+// an error response without an id would reach no caller on the other side.
+func (c *Conn) tooLarge(err error) {
+	var h transport.MessageHead
+	if errors.As(err, &h) {
+		if id, response, ok := headID(h.MessageHead()); ok {
+			if response {
+				c.deliver(&Response{ID: id, local: fmt.Errorf("jsonrpc: the response was dropped: %w", err)})
+			} else {
+				c.reply(id, nil, invalidRequest(err.Error()))
+			}
+			return
+		}
+	}
+	c.log.Warn("jsonrpc: dropped an oversized message whose id could not be read", "err", err)
+}
+
+// headID reads the id of a message from its first bytes: whether it is a
+// response (it has a result or an error member) or a request (a method).
+// The value of the last member the head shows may be cut short, so an id
+// counts only when another member follows it.
+func headID(head []byte) (id ID, response, ok bool) {
+	type member struct{ key, value []byte }
+	var members [8]member
+	n := 0
+	jsontext.Members(head, func(key, value []byte) {
+		if n < len(members) {
+			members[n] = member{key, value}
+		}
+		n++
+	})
+	complete := n - 1 // members before the last are whole
+	n = min(n, len(members))
+	haveID, kind := false, 0 // kind: 1 request, 2 response
+	for i, m := range members[:n] {
+		switch string(m.key) {
+		case "id":
+			haveID = i < complete && id.UnmarshalJSON(m.value) == nil && id.IsValid()
+		case "method":
+			kind = 1
+		case "result", "error":
+			kind = 2
+		}
+	}
+	if !haveID || kind == 0 {
+		return ID{}, false, false
+	}
+	return id, kind == 2, true
 }
 
 func (c *Conn) shutdown(err error) {

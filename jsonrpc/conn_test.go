@@ -528,15 +528,29 @@ func (f *fakeTransport) nextWrite(t *testing.T) *Response {
 	return r
 }
 
+// headErr is an oversized-message error that kept the message's head, as
+// stdio's does.
+type headErr struct{ head string }
+
+func (e headErr) Error() string       { return "stdio: discarded a message: over the limit" }
+func (e headErr) Unwrap() error       { return transport.ErrMessageTooLarge }
+func (e headErr) MessageHead() []byte { return []byte(e.head) }
+
 func TestMessageTooLargeIsNotFatal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeTransport()
 		c := NewConn(f, &ConnOptions{Handler: echo, Logger: quietLogger()})
 		defer c.Close()
+		// No head, or a head whose id cannot be trusted: nothing is
+		// answered (an error without an id reaches no caller).
 		f.reads <- fakeRead{err: fmt.Errorf("reading: %w (limit 1 MiB)", transport.ErrMessageTooLarge)}
+		f.reads <- fakeRead{err: headErr{`{"jsonrpc":"2.0","method":"echo","id":12`}} // the id may go on: 123...
+		f.reads <- fakeRead{err: headErr{`{"jsonrpc":"2.0","params":[1,2,3`}}
+		// A request whose id the head shows gets its error.
+		f.reads <- fakeRead{err: headErr{`{"jsonrpc":"2.0","id":"r7","method":"echo","params":["xxxxxxxx`}}
 		r := f.nextWrite(t)
-		wantError(t, r, "", CodeInvalidRequest)
-		if !strings.Contains(r.Error.Message, "too large") {
+		wantError(t, r, `"r7"`, CodeInvalidRequest)
+		if !strings.Contains(r.Error.Message, "over the limit") {
 			t.Errorf("error message %q", r.Error.Message)
 		}
 		f.reads <- fakeRead{data: []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":[2]}`)}
@@ -545,6 +559,28 @@ func TestMessageTooLargeIsNotFatal(t *testing.T) {
 		case <-c.Done():
 			t.Fatal("Conn ended")
 		default:
+		}
+	})
+}
+
+// TestOversizedResponseFailsItsCall: a response the transport dropped for
+// its size fails the call it answers at once, with an error that says so.
+func TestOversizedResponseFailsItsCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeTransport()
+		c := NewConn(f, &ConnOptions{Logger: quietLogger()})
+		defer c.Close()
+		done := make(chan error, 1)
+		go func() { done <- c.Call(context.Background(), "big", nil, nil) }()
+		m, _, err := DecodeMessage(<-f.writes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := m.(*Request).ID
+		f.reads <- fakeRead{err: headErr{`{"jsonrpc":"2.0","id":` + id.Raw() + `,"result":{"content":"xxxxxxxx`}}
+		err = <-done
+		if !errors.Is(err, transport.ErrMessageTooLarge) || !strings.Contains(err.Error(), "response was dropped") {
+			t.Fatalf("Call = %v, want an error wrapping ErrMessageTooLarge", err)
 		}
 	})
 }

@@ -32,6 +32,10 @@ type Response struct {
 	ID     ID
 	Result json.RawMessage
 	Error  *Error
+
+	// local is an error of this side that fails the call instead of a
+	// peer's answer: the response arrived but could not be read.
+	local error
 }
 
 func (*Request) isMessage()  {}

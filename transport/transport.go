@@ -46,3 +46,15 @@ var ErrClosed = errors.New("transport: connection closed")
 // ErrMessageTooLarge is wrapped by errors about a message over a configured
 // size limit.
 var ErrMessageTooLarge = errors.New("transport: message too large")
+
+// MessageHead is implemented by an error about an oversized message that
+// kept the message's first bytes (at most MaxMessageHead of them), so that
+// the reader can tell which request or response it was and fail just that
+// one instead of leaving it to wait.
+type MessageHead interface {
+	MessageHead() []byte
+}
+
+// MaxMessageHead is how many leading bytes of an oversized message a
+// transport keeps for [MessageHead].
+const MaxMessageHead = 1024

@@ -36,9 +36,14 @@ type Options struct {
 // discarded and the connection remains usable: the next Read returns the next
 // message.
 type MessageTooLargeError struct {
-	Limit int // the configured MaxMessageSize
-	Size  int // the length of the discarded line, without its terminator
+	Limit int    // the configured MaxMessageSize
+	Size  int    // the length of the discarded line, without its terminator
+	Head  []byte // the line's first bytes (at most transport.MaxMessageHead)
 }
+
+// MessageHead returns the first bytes of the discarded line, from which
+// the JSON-RPC layer reads its id (see transport.MessageHead).
+func (e *MessageTooLargeError) MessageHead() []byte { return e.Head }
 
 // Error describes the discarded line and the limit.
 func (e *MessageTooLargeError) Error() string {
@@ -197,11 +202,11 @@ func (c *conn) readLoop() {
 	}
 	br := bufio.NewReaderSize(c.r, size)
 	for {
-		msg, n, err := readLine(br, c.limit)
+		msg, n, head, err := readLine(br, c.limit)
 		var res readResult
 		switch {
 		case n > c.limit:
-			res.err = &MessageTooLargeError{Limit: c.limit, Size: n}
+			res.err = &MessageTooLargeError{Limit: c.limit, Size: n, Head: head}
 		case n > 0 && !isBlank(msg):
 			res.msg = msg
 		}
@@ -232,9 +237,10 @@ func (c *conn) readLoop() {
 // readLine reads one line from br and returns it without its "\n" or "\r\n"
 // terminator, together with its length n. A line longer than limit is
 // discarded as it is read, so it never occupies more than about limit bytes:
-// then n > limit and line is nil. err is the reader's error (io.EOF at the
-// end of the stream); a final line without a terminator comes with it.
-func readLine(br *bufio.Reader, limit int) (line []byte, n int, err error) {
+// then n > limit, line is nil and head holds its first bytes (at most
+// transport.MaxMessageHead). err is the reader's error (io.EOF at the end
+// of the stream); a final line without a terminator comes with it.
+func readLine(br *bufio.Reader, limit int) (line []byte, n int, head []byte, err error) {
 	var (
 		raw    int  // bytes of the line so far, excluding "\n"
 		lastCR bool // whether the last of those bytes is '\r'
@@ -253,13 +259,17 @@ func readLine(br *bufio.Reader, limit int) (line []byte, n int, err error) {
 				raw = int(^uint(0) >> 1)
 			}
 		}
-		if !over {
-			// Keep up to limit+1 bytes: the extra one may be a '\r'.
-			if raw-1 > limit {
-				over, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
+		switch {
+		case over:
+			// Past the limit, only the head is kept: enough to read the
+			// message's id.
+			head = append(head, chunk[:min(len(chunk), transport.MaxMessageHead-len(head))]...)
+		case raw-1 > limit: // up to limit+1 bytes are kept: the extra one may be a '\r'
+			head = append(make([]byte, 0, transport.MaxMessageHead), line[:min(len(line), transport.MaxMessageHead)]...)
+			head = append(head, chunk[:min(len(chunk), transport.MaxMessageHead-len(head))]...)
+			over, line = true, nil
+		default:
+			line = append(line, chunk...)
 		}
 		if end || (rerr != nil && rerr != bufio.ErrBufferFull) {
 			if rerr == bufio.ErrBufferFull {
@@ -273,9 +283,12 @@ func readLine(br *bufio.Reader, limit int) (line []byte, n int, err error) {
 				}
 			}
 			if n > limit {
+				if head == nil {
+					head = bytes.Clone(line[:min(len(line), transport.MaxMessageHead)])
+				}
 				line = nil
 			}
-			return line, n, rerr
+			return line, n, head, rerr
 		}
 	}
 }
