@@ -699,3 +699,36 @@ func TestLegacyClose(t *testing.T) {
 		}
 	})
 }
+
+// TestSamplingWithToolsNotDeclared: a client whose sampling capability has
+// no tools refuses a sampling request that uses tools, in both
+// generations, before its callback runs.
+func TestSamplingWithToolsNotDeclared(t *testing.T) {
+	var ran atomic.Int32
+	sample := func(ctx context.Context, p *mcp.CreateMessageRequestParams) (*mcp.CreateMessageResult, error) {
+		ran.Add(1)
+		return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.SamplingContent{&mcp.TextContent{Text: "x"}}, Model: "m"}, nil
+	}
+	const withTools = `{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10,"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}`
+	synctest.Test(t, func(t *testing.T) {
+		sess, f := dialFake(t, newClient(&client.Options{Sample: sample}))
+		done := async(func() error { _, err := sess.CallTool(context.Background(), "x", nil); return err })
+		m := f.expect(mcp.MethodCallTool)
+		f.reply(m.ID, `{"resultType":"input_required","inputRequests":{"draft":`+withTools+`}}`)
+		var undeclared *client.UndeclaredCapabilityError
+		if err := <-done; !errors.As(err, &undeclared) || undeclared.Key != "draft" {
+			t.Errorf("2026-07-28: %v, want an UndeclaredCapabilityError for draft", err)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		_, f := dialLegacyFake(t, newClient(pinned(client.Options{Sample: sample})))
+		f.send("%s", `{"jsonrpc":"2.0","id":"s2",`+strings.TrimPrefix(withTools, "{"))
+		resp := f.lnext(mcp.MethodCreateMessage)
+		if string(resp.ID) != `"s2"` || resp.Error == nil || resp.Error.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("legacy answer %s, want -32602", resp.Raw)
+		}
+	})
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the callback ran %d times for an undeclared capability", n)
+	}
+}
