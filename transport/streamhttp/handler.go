@@ -55,6 +55,15 @@ type HandlerOptions struct {
 	// a loopback address and the Origin is loopback too (any port), or, on
 	// other addresses, when the Origin is the request's own Host or one of
 	// AllowedHosts. Anything else gets 403 Forbidden.
+	//
+	// Ports are compared as they are meant: a missing port is the default
+	// port of the Origin's scheme (80 for http, 443 for https), on the
+	// Origin, on the Host and on the entries of this list alike. So
+	// "https://mcp.example.com:443" and "https://mcp.example.com" are one
+	// origin, and so are Origin "http://x:80" and Host "x", or Origin
+	// "https://x" and Host "x:443"; any other difference in port makes a
+	// different origin: Origin "https://mcp.example.com:8443" is not the
+	// same origin as Host "mcp.example.com", nor "http://x" as Host "x:443".
 	AllowedOrigins []string
 
 	// DisableHostCheck turns off the Host and Origin checks entirely. Only

@@ -70,7 +70,7 @@ func (p *originPolicy) check(r *http.Request) string {
 			return ""
 		}
 		return "Origin " + quoteHeader(origin) + " is not allowed: this server listens on a loopback address"
-	case strings.EqualFold(originHost(n), r.Host) || p.hostAllowedOrigin(n):
+	case sameOrigin(n, r.Host) || p.hostAllowedOrigin(n):
 		return "" // same origin
 	}
 	return "Origin " + quoteHeader(origin) + " is not allowed"
@@ -88,9 +88,34 @@ func (p *originPolicy) hostAllowed(hostport string) bool {
 }
 
 // hostAllowedOrigin reports whether an origin names one of AllowedHosts:
-// a page served from an allowed host may call the server.
+// a page served from an allowed host may call the server. An origin without
+// a port is on its scheme's default port, so "https://x" matches "x:443".
 func (p *originPolicy) hostAllowedOrigin(origin string) bool {
-	return len(p.hosts) > 0 && p.hostAllowed(originHost(origin))
+	if len(p.hosts) == 0 {
+		return false
+	}
+	host, port := originHostPort(origin)
+	for _, h := range p.hosts {
+		if h.host == host && (h.port == "" || h.port == port) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameOrigin reports whether a normalized origin names the host and port a
+// request was sent to (its Host header). A missing port, on either side, is
+// the default port of the origin's scheme (browsers leave a default port
+// out of both, but a proxy or a client may spell it): "https://x:443" and
+// Host "x" are the same origin, while "https://x:8443" and Host "x", or
+// "http://x" and Host "x:443", are not.
+func sameOrigin(origin, hostHeader string) bool {
+	oHost, oPort := originHostPort(origin)
+	host, port := splitHostPort(hostHeader)
+	if port == "" {
+		port = defaultPort(originScheme(origin))
+	}
+	return strings.EqualFold(oHost, host) && oPort == port
 }
 
 // servesLoopback reports whether the request arrived on a loopback address
@@ -129,19 +154,53 @@ func hostOnly(hostport string) string {
 }
 
 // normalizeOrigin returns "scheme://host[:port]" in lower case, or false
-// when origin is not a serialized origin (including the opaque "null").
+// when origin is not a serialized origin (including the opaque "null"). An
+// explicit default port is dropped, as browsers serialize origins:
+// "https://x:443" becomes "https://x".
 func normalizeOrigin(origin string) (string, bool) {
 	u, err := url.Parse(strings.TrimSpace(origin))
 	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
 		return "", false
 	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), true
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if port := u.Port(); port != "" && port == defaultPort(scheme) {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	return scheme + "://" + host, true
+}
+
+// originScheme returns the scheme of a normalized origin.
+func originScheme(origin string) string {
+	scheme, _, _ := strings.Cut(origin, "://")
+	return scheme
 }
 
 // originHost returns the host[:port] of a normalized origin.
 func originHost(origin string) string {
 	_, rest, _ := strings.Cut(origin, "://")
 	return rest
+}
+
+// originHostPort returns the host and port of a normalized origin, the
+// port being its scheme's default when the origin names none.
+func originHostPort(origin string) (host, port string) {
+	host, port = splitHostPort(originHost(origin))
+	if port == "" {
+		port = defaultPort(originScheme(origin))
+	}
+	return host, port
+}
+
+// defaultPort returns the port a URL of scheme means when it names none:
+// "80" for http, "443" for https, "" for any other scheme.
+func defaultPort(scheme string) string {
+	switch scheme {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
 }
 
 // quoteHeader quotes a header value for an error message, cutting it short.
