@@ -1,7 +1,7 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test fmt vet unit allocs examples conformance bench run
+.PHONY: test fmt vet unit allocs examples conformance bench run mutate
 
 test: fmt vet unit allocs examples conformance
 
@@ -11,6 +11,9 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+	@# Every listed mutation must still apply to the code it names, so that
+	@# `make mutate` keeps measuring what docs/testing.md says it does.
+	$(GO) run scripts/mutate/main.go -check
 
 unit:
 	$(GO) test -race ./...
@@ -30,6 +33,11 @@ examples:
 	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done
 	@for t in stdio http; do echo "== examples/provision -transport $$t"; $(GO) run ./examples/provision -transport $$t || exit 1; done
 	@for t in memory stdio http; do echo "== examples/provision -transport $$t -protocol 2025-11-25"; $(GO) run ./examples/provision -transport $$t -protocol 2025-11-25 || exit 1; done
+
+# Mutation testing of the security-critical packages (about 4 minutes; not
+# part of test): see docs/testing.md.
+mutate:
+	$(GO) run scripts/mutate/main.go
 
 # The official MCP conformance suite (installs Node 22 and the suite once,
 # from the npm registry, into a cache folder).
