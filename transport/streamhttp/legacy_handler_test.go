@@ -174,7 +174,6 @@ func TestHandlerLegacyElicitationJSONOnly(t *testing.T) {
 func TestHandlerLegacyStandaloneStream(t *testing.T) {
 	url, f, _, _ := srvServer(t, nil)
 	sid := srvInit(t, url)
-	f.s.NotifyToolListChanged() // no GET yet: nobody to tell, nothing kept
 	resp := srvOpen(t, http.MethodGet, url, srvGetHeaders(sid, ""), "")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("GET: status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
