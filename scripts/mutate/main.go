@@ -96,17 +96,6 @@ func main() {
 		fatal(err)
 	}
 
-	// The copy has no ../shared/spec beside it: point the spec fixtures at
-	// the source tree's, or tests that need them skip and kill nothing.
-	if os.Getenv("PARLEY_SPEC_DIR") == "" {
-		abs, _ := filepath.Abs(*src)
-		spec := filepath.Join(abs, "..", "shared", "spec")
-		if _, err := os.Stat(spec); err != nil {
-			fatal(fmt.Errorf("spec fixtures not found at %s: set PARLEY_SPEC_DIR, or the tests that need them skip", spec))
-		}
-		os.Setenv("PARLEY_SPEC_DIR", spec)
-	}
-
 	// Check every mutation applies before running anything, so that a stale
 	// list fails fast and whole.
 	for _, m := range muts {
@@ -122,6 +111,17 @@ func main() {
 	if *check {
 		fmt.Fprintf(os.Stderr, "%d mutations apply\n", len(muts))
 		return
+	}
+
+	// Tests run from here on. The copy has no ../shared/spec beside it: point the spec fixtures at
+	// the source tree's, or tests that need them skip and kill nothing.
+	if os.Getenv("PARLEY_SPEC_DIR") == "" {
+		abs, _ := filepath.Abs(*src)
+		spec := filepath.Join(abs, "..", "shared", "spec")
+		if _, err := os.Stat(spec); err != nil {
+			fatal(fmt.Errorf("spec fixtures not found at %s: set PARLEY_SPEC_DIR, or the tests that need them skip", spec))
+		}
+		os.Setenv("PARLEY_SPEC_DIR", spec)
 	}
 
 	// Baseline: each package's tests must pass unmutated.
