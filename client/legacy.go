@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -296,27 +295,12 @@ func (s *Session) listenLegacy(ctx context.Context, filter mcp.SubscriptionFilte
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sub := &Subscription{
-		ID:      jsonrpc.StringID("listen-" + strconv.FormatInt(s.nextSub.Add(1), 10)),
-		Granted: granted,
-		session: s,
-		cancel:  cancel,
-		events:  make(chan ListenEvent, 64),
-		acked:   make(chan struct{}),
-		done:    make(chan struct{}),
-	}
-	close(sub.acked) // nothing to wait for: the grant is the client's own
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		cancel()
-		return nil, jsonrpc.ErrConnClosed
-	}
 	// Registered before subscribing, so an update the server sends as soon
 	// as it has subscribed is not lost.
-	s.subs[sub.ID] = sub
-	s.streams.Add(1)
-	s.mu.Unlock()
+	sub, err := s.register(cancel, &granted)
+	if err != nil {
+		return nil, err
+	}
 
 	for i, uri := range granted.ResourceSubscriptions {
 		if err := s.subscribeResource(ctx, uri); err != nil {

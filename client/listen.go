@@ -53,6 +53,35 @@ type Subscription struct {
 // gracefully with its final result.
 var ErrListenEnded = errors.New("client: the server ended the subscription")
 
+// register makes a subscription, registered on the session before anything
+// is sent, so that an event the server sends at once is not lost; granted
+// is what it was granted, when that is known up front. It fails once Close
+// has begun. The caller runs the stream and calls s.streams.Done when it
+// ends.
+func (s *Session) register(cancel context.CancelFunc, granted *mcp.SubscriptionFilter) (*Subscription, error) {
+	sub := &Subscription{
+		ID:      jsonrpc.StringID("listen-" + strconv.FormatInt(s.nextSub.Add(1), 10)),
+		session: s,
+		cancel:  cancel,
+		events:  make(chan ListenEvent, 64),
+		acked:   make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	if granted != nil {
+		sub.Granted = *granted
+		close(sub.acked) // nothing to wait for: the grant is the client's own
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		cancel()
+		return nil, jsonrpc.ErrConnClosed
+	}
+	s.subs[sub.ID] = sub
+	s.streams.Add(1)
+	return sub, nil
+}
+
 // Listen opens a subscriptions/listen stream for the notifications filter
 // asks for, and returns once the server has acknowledged it. The stream
 // lasts until ctx ends, Close is called, the session closes, or the server
@@ -71,23 +100,10 @@ func (s *Session) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*S
 		return s.listenLegacy(ctx, filter)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sub := &Subscription{
-		ID:      jsonrpc.StringID("listen-" + strconv.FormatInt(s.nextSub.Add(1), 10)),
-		session: s,
-		cancel:  cancel,
-		events:  make(chan ListenEvent, 64),
-		acked:   make(chan struct{}),
-		done:    make(chan struct{}),
+	sub, err := s.register(cancel, nil)
+	if err != nil {
+		return nil, err
 	}
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		cancel()
-		return nil, jsonrpc.ErrConnClosed
-	}
-	s.subs[sub.ID] = sub
-	s.streams.Add(1)
-	s.mu.Unlock()
 
 	go func() {
 		defer s.streams.Done()

@@ -397,6 +397,15 @@ func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []by
 // startCall starts the POST of a request in its own goroutine. The POST
 // ends with the context the request was written with, or at Close.
 func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) error {
+	return c.goCall(ctx, m.id, func(ctx context.Context, cancel context.CancelFunc) {
+		c.call(ctx, m, msg)
+	})
+}
+
+// goCall runs one request's exchange in its own goroutine, registered
+// under id so that a notifications/cancelled or Close ends it; run gets
+// the request's context and its cancel.
+func (c *clientConn) goCall(ctx context.Context, id jsonrpc.ID, run func(ctx context.Context, cancel context.CancelFunc)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
@@ -404,15 +413,15 @@ func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) err
 		cancel()
 		return transport.ErrClosed
 	}
-	c.calls[m.id] = cancel
+	c.calls[id] = cancel
 	c.wg.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
-		c.call(ctx, m, msg)
+		run(ctx, cancel)
 		cancel()
 		c.mu.Lock()
-		delete(c.calls, m.id)
+		delete(c.calls, id)
 		c.mu.Unlock()
 	}()
 	return nil

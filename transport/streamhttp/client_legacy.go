@@ -254,34 +254,18 @@ func (c *clientConn) postLegacy(ctx context.Context, s *legacySession, what stri
 // startLegacyCall starts the POST of a request in its own goroutine, like
 // startCall.
 func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *outgoing, msg []byte) error {
-	ctx, cancel := context.WithCancel(ctx)
-	lc := &legacyCall{cancel: cancel}
-	c.mu.Lock()
-	if c.ctx.Err() != nil {
-		c.mu.Unlock()
-		cancel()
-		return transport.ErrClosed
-	}
-	c.calls[m.id] = cancel
-	c.wg.Add(1)
-	c.mu.Unlock()
-	s.mu.Lock()
-	s.calls[m.id] = lc
-	s.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
+	return c.goCall(ctx, m.id, func(ctx context.Context, cancel context.CancelFunc) {
+		lc := &legacyCall{cancel: cancel}
+		s.mu.Lock()
+		s.calls[m.id] = lc
+		s.mu.Unlock()
 		c.legacyCall(ctx, s, lc, m, msg)
-		cancel()
-		c.mu.Lock()
-		delete(c.calls, m.id)
-		c.mu.Unlock()
 		s.mu.Lock()
 		if s.calls[m.id] == lc {
 			delete(s.calls, m.id)
 		}
 		s.mu.Unlock()
-	}()
-	return nil
+	})
 }
 
 // legacyCall runs one request of a legacy connection to its end and
