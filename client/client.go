@@ -93,22 +93,9 @@ type Client struct {
 	loop loopPolicy
 }
 
-// legacyVersions are the legacy versions the client speaks, newest first.
-// 2024-11-05 is not among them: Parley's types assume at least the
-// 2025-03-26 shapes.
-var legacyVersions = []mcp.ProtocolVersion{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326}
-
 // spokenVersions returns the versions a client speaks, newest first: the
 // modern ones Parley knows, then the legacy ones it can initialize.
-func spokenVersions() []mcp.ProtocolVersion {
-	var vs []mcp.ProtocolVersion
-	for _, v := range mcp.KnownVersions() { // newest first
-		if v.Era() == mcp.EraModern || slices.Contains(legacyVersions, v) {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
+func spokenVersions() []mcp.ProtocolVersion { return mcp.SpokenVersions() }
 
 // isLegacy reports whether v is spoken over an initialize handshake. Any
 // other version the client speaks is spoken the 2026-07-28 way, with the

@@ -70,6 +70,32 @@ func (v ProtocolVersion) Era() Era {
 	}
 }
 
+// Spoken reports whether Parley's server serves and its client speaks v:
+// every modern version, and the legacy versions from 2025-03-26 on.
+// 2024-11-05 is not spoken: Parley's types assume at least the 2025-03-26
+// shapes.
+func (v ProtocolVersion) Spoken() bool {
+	switch v.Era() {
+	case EraModern:
+		return true
+	case EraLegacy:
+		return v != Version20241105
+	}
+	return false
+}
+
+// SpokenVersions returns every version Parley speaks, newest first (see
+// [ProtocolVersion.Spoken]).
+func SpokenVersions() []ProtocolVersion {
+	var vs []ProtocolVersion
+	for _, v := range knownVersions {
+		if v.Spoken() {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // SupportsInputRequired reports whether a server may answer a request of
 // version v with an InputRequiredResult (2026-07-28 and later only).
 func (v ProtocolVersion) SupportsInputRequired() bool { return v.Era() == EraModern }

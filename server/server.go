@@ -84,10 +84,10 @@ func New(info mcp.Implementation, opts *Options) *Server {
 		s.log = slog.Default()
 	}
 	if len(s.opts.SupportedVersions) == 0 {
-		s.opts.SupportedVersions = append([]mcp.ProtocolVersion{mcp.LatestVersion}, legacyVersions...)
+		s.opts.SupportedVersions = mcp.SpokenVersions()
 	} else {
 		s.opts.SupportedVersions = slices.DeleteFunc(slices.Clone(s.opts.SupportedVersions), func(v mcp.ProtocolVersion) bool {
-			if !servable(v) {
+			if !v.Spoken() {
 				s.log.Warn("server: dropping a protocol version the server cannot serve", "version", v)
 				return true
 			}

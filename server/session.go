@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -59,16 +58,6 @@ type Session struct {
 	events chan change // changes for this session, sent by run
 	ctx    context.Context
 	cancel context.CancelFunc // ends ctx: called by Close
-}
-
-// legacyVersions are the legacy versions a Server can serve, newest first.
-// 2024-11-05 is not among them: it predates the pieces (structured tool
-// output, elicitation) a Parley handler may use.
-var legacyVersions = []mcp.ProtocolVersion{mcp.Version20251125, mcp.Version20250618, mcp.Version20250326}
-
-// servable reports whether a Server can serve v at all.
-func servable(v mcp.ProtocolVersion) bool {
-	return v.Era() == mcp.EraModern || slices.Contains(legacyVersions, v)
 }
 
 // legacyVersion picks the version of a new session: the one the client
