@@ -232,22 +232,19 @@ func (ss *Session) Handle(ctx context.Context, msg *jsonrpc.Request, notify Noti
 	if m == nil {
 		return nil, methodNotFound(msg.Method)
 	}
-	var params any
-	var meta *mcp.RequestMetaObject
-	if len(msg.Params) > 0 {
-		var err error
-		if params, meta, err = m.decode(msg.Params); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + cleanJSONError(err)}
-		}
-	} else {
-		// Legacy requests may omit params altogether.
-		if params, meta, _ = m.decode([]byte("{}")); params == nil {
-			return nil, internalError()
-		}
+	raw := msg.Params
+	if len(raw) == 0 {
+		raw = emptyParams // legacy requests may omit params altogether
+	}
+	params, meta, err := m.decode(raw)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + cleanJSONError(err)}
 	}
 	req := &Request{ID: msg.ID, Method: msg.Method, Params: params, Meta: ss.requestMeta(meta), notify: notify, call: call, session: ss}
 	return ss.s.Serve(ctx, req)
 }
+
+var emptyParams = json.RawMessage("{}")
 
 // requestMeta makes the _meta a handler sees: the session's version,
 // capabilities, client info and log level, with what the request itself

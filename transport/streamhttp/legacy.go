@@ -25,7 +25,9 @@ import (
 // initialize or ping sent the 2026-07-28 way get the same -32601 they
 // always did.
 func speaks2026(r *http.Request, msg *jsonrpc.Request) bool {
-	return server.ClaimsEnvelope(msg) || mcp.ProtocolVersion(r.Header.Get(HeaderProtocolVersion)).Era() == mcp.EraModern
+	// The header first: every 2026-07-28 client sends it, and reading it
+	// spares the body a second scan on the hot path.
+	return mcp.ProtocolVersion(r.Header.Get(HeaderProtocolVersion)).Era() == mcp.EraModern || server.ClaimsEnvelope(msg)
 }
 
 // serveInitialize opens a legacy session (or, in stateless mode, only
