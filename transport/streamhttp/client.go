@@ -397,34 +397,40 @@ func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []by
 // startCall starts the POST of a request in its own goroutine. The POST
 // ends with the context the request was written with, or at Close.
 func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) error {
-	return c.goCall(ctx, m.id, func(ctx context.Context, cancel context.CancelFunc) {
+	ctx, cancel, err := c.beginCall(ctx, m.id)
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer c.endCall(m.id, cancel)
 		c.call(ctx, m, msg)
-	})
+	}()
+	return nil
 }
 
-// goCall runs one request's exchange in its own goroutine, registered
-// under id so that a notifications/cancelled or Close ends it; run gets
-// the request's context and its cancel.
-func (c *clientConn) goCall(ctx context.Context, id jsonrpc.ID, run func(ctx context.Context, cancel context.CancelFunc)) error {
+// beginCall registers a request's exchange under id, so that a
+// notifications/cancelled or Close ends it, and returns its context. The
+// goroutine that runs the exchange calls endCall when it is done.
+func (c *clientConn) beginCall(ctx context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.ctx.Err() != nil {
-		c.mu.Unlock()
 		cancel()
-		return transport.ErrClosed
+		return nil, nil, transport.ErrClosed
 	}
 	c.calls[id] = cancel
 	c.wg.Add(1)
+	return ctx, cancel, nil
+}
+
+// endCall ends what beginCall registered.
+func (c *clientConn) endCall(id jsonrpc.ID, cancel context.CancelFunc) {
+	cancel()
+	c.mu.Lock()
+	delete(c.calls, id)
 	c.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
-		run(ctx, cancel)
-		cancel()
-		c.mu.Lock()
-		delete(c.calls, id)
-		c.mu.Unlock()
-	}()
-	return nil
+	c.wg.Done()
 }
 
 // call runs one request to its end and delivers its response.

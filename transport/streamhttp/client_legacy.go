@@ -254,18 +254,24 @@ func (c *clientConn) postLegacy(ctx context.Context, s *legacySession, what stri
 // startLegacyCall starts the POST of a request in its own goroutine, like
 // startCall.
 func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *outgoing, msg []byte) error {
-	return c.goCall(ctx, m.id, func(ctx context.Context, cancel context.CancelFunc) {
-		lc := &legacyCall{cancel: cancel}
-		s.mu.Lock()
-		s.calls[m.id] = lc
-		s.mu.Unlock()
+	ctx, cancel, err := c.beginCall(ctx, m.id)
+	if err != nil {
+		return err
+	}
+	lc := &legacyCall{cancel: cancel}
+	s.mu.Lock()
+	s.calls[m.id] = lc
+	s.mu.Unlock()
+	go func() {
+		defer c.endCall(m.id, cancel)
 		c.legacyCall(ctx, s, lc, m, msg)
 		s.mu.Lock()
 		if s.calls[m.id] == lc {
 			delete(s.calls, m.id)
 		}
 		s.mu.Unlock()
-	})
+	}()
+	return nil
 }
 
 // legacyCall runs one request of a legacy connection to its end and

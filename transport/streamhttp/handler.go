@@ -228,7 +228,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case h.sessions == nil:
 				h.serveStateless(w, r, req)
 				return
-			case r.Header.Get(HeaderProtocolVersion) != "":
+			case protocolVersionHeader(r.Header) != "":
 				// A legacy version in the header and no session: the
 				// client lost it, or never had one.
 				writeError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: " +

@@ -188,3 +188,13 @@ const (
 	// an event stream with GET.
 	HeaderLastEventID = "Last-Event-ID"
 )
+
+// protocolVersionHeader returns the request's MCP-Protocol-Version header.
+// It reads the map under the precomputed canonical key: Header.Get would
+// canonicalise "MCP-Protocol-Version" on every request, at an allocation.
+func protocolVersionHeader(h http.Header) string {
+	if v := h[canonProtocolVersion]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

@@ -27,7 +27,7 @@ import (
 func speaks2026(r *http.Request, msg *jsonrpc.Request) bool {
 	// The header first: every 2026-07-28 client sends it, and reading it
 	// spares the body a second scan on the hot path.
-	return mcp.ProtocolVersion(r.Header.Get(HeaderProtocolVersion)).Era() == mcp.EraModern || server.ClaimsEnvelope(msg)
+	return mcp.ProtocolVersion(protocolVersionHeader(r.Header)).Era() == mcp.EraModern || server.ClaimsEnvelope(msg)
 }
 
 // serveInitialize opens a legacy session (or, in stateless mode, only
@@ -76,7 +76,7 @@ func (h *handler) writeResult(w http.ResponseWriter, id jsonrpc.ID, res any) {
 // the specification says), or nil with the error to answer for a version
 // the server does not serve.
 func (h *handler) legacyVersionOf(r *http.Request) (mcp.ProtocolVersion, *jsonrpc.Error) {
-	v := mcp.ProtocolVersion(r.Header.Get(HeaderProtocolVersion))
+	v := mcp.ProtocolVersion(protocolVersionHeader(r.Header))
 	if v == "" {
 		v = mcp.Version20250326
 	}

@@ -529,7 +529,7 @@ func encodeNotification(method string, params any) ([]byte, error) {
 // header: absent is accepted (the session knows its version), anything
 // else must be the session's version.
 func (ls *serverSession) versionMismatch(r *http.Request) *jsonrpc.Error {
-	v := r.Header.Get(HeaderProtocolVersion)
+	v := protocolVersionHeader(r.Header)
 	if v == "" || mcp.ProtocolVersion(v) == ls.sess.ProtocolVersion() {
 		return nil
 	}
