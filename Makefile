@@ -1,9 +1,13 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test fmt vet unit allocs examples conformance bench run mutate
+.PHONY: test deps fmt vet unit allocs examples conformance fleet bench run mutate
 
-test: fmt vet unit allocs examples conformance
+test: deps fmt vet unit allocs examples conformance fleet
+
+# Debian packages the tests use (nginx, redis-server), installed when missing.
+deps:
+	bash scripts/deps.sh
 
 fmt:
 	@out=$$(gofmt -l .); \
@@ -30,7 +34,7 @@ run:
 
 # Every example must run to completion; CI runs them all.
 examples:
-	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done
+	@for d in examples/*/; do [ -f $$d/main.go ] || continue; echo "== $$d"; $(GO) run ./$$d || exit 1; done
 	@for t in stdio http; do echo "== examples/provision -transport $$t"; $(GO) run ./examples/provision -transport $$t || exit 1; done
 	@for t in memory stdio http; do echo "== examples/provision -transport $$t -protocol 2025-11-25"; $(GO) run ./examples/provision -transport $$t -protocol 2025-11-25 || exit 1; done
 
@@ -38,6 +42,12 @@ examples:
 # part of test): see docs/testing.md.
 mutate:
 	$(GO) run scripts/mutate/main.go
+
+# Three instances behind nginx through restarts and a key rotation, with a
+# load driver that must see 0 failed flows (installs nginx and redis-server
+# from Debian's archive when missing): see docs/guide/fleet.md.
+fleet:
+	bash examples/fleet/run.sh
 
 # The official MCP conformance suite (installs Node 22 and the suite once,
 # from the npm registry, into a cache folder).

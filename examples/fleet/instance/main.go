@@ -1,0 +1,144 @@
+// Command instance is one server of the fleet in examples/fleet: the
+// provisioner tool (two questions, asked over two rounds) served over
+// stateless Streamable HTTP, with its requestState sealed under a key ring
+// that every instance of the fleet shares.
+//
+//	go run ./examples/fleet/instance -addr 127.0.0.1:8081 -keys-file keys.txt
+//
+// The key ring is read once, at start-up, from -keys-file or, without it,
+// from PARLEY_STATE_KEYS: base64 keys separated by commas or white space,
+// the sealing key first (requeststate.ParseKeys). A rotation is a rolling
+// restart of every instance with the next phase's ring (see
+// docs/guide/fleet.md). The instance serves /mcp, and /healthz for the
+// script that starts it; on SIGTERM it stops accepting, finishes the
+// requests in flight and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/mcpserver"
+	"github.com/parley-mcp/parley/requeststate"
+)
+
+// keysEnv is the variable the key ring is read from when -keys-file is not
+// given.
+const keysEnv = "PARLEY_STATE_KEYS"
+
+type provisionArgs struct {
+	Name string `json:"name" jsonschema:"the database to create"`
+}
+
+type regionForm struct {
+	Region string `json:"region" jsonschema:"where the database lives"`
+}
+
+type sizeForm struct {
+	Size string `json:"size" jsonschema:"small, medium or large"`
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen `ADDR`ess (loopback)")
+	keysFile := flag.String("keys-file", "", "read the key ring from `FILE` (default: $"+keysEnv+")")
+	ttl := flag.Duration("ttl", requeststate.DefaultTTL, "how long a sealed requestState stays valid")
+	name := flag.String("name", "instance", "this instance's `NAME`, for its log lines")
+	flag.Parse()
+	if err := run(*addr, *keysFile, *ttl, *name); err != nil {
+		fmt.Fprintf(os.Stderr, "instance %s: %v\n", *name, err)
+		os.Exit(1)
+	}
+}
+
+func run(addr, keysFile string, ttl time.Duration, name string) error {
+	keys, err := loadKeys(keysFile)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("instance", name)
+	// Every instance has the same server name: it is the audience the
+	// sealed state is bound to, so that any instance verifies any other's.
+	s, err := mcpserver.New(mcp.Implementation{Name: "fleet-provisioner", Version: "1.0.0"}, &mcpserver.Options{
+		Logger:       logger,
+		RequestState: &requeststate.Policy{Keys: keys, TTL: ttl, Logger: logger},
+	})
+	if err != nil {
+		return err
+	}
+	if err := addProvision(s); err != nil {
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.HTTPHandler(nil))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	srv := &http.Server{
+		Handler: mux,
+		// Bounds on the slow parts of a connection; no WriteTimeout,
+		// which would cut event streams (docs/guide/fleet.md).
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Warn("serving", "url", "http://"+ln.Addr().String()+"/mcp", "keys", len(keys))
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// loadKeys reads the ring from path, or from the environment.
+func loadKeys(path string) ([][]byte, error) {
+	text := os.Getenv(keysEnv)
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		text = string(data)
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("no key ring: give -keys-file or set %s", keysEnv)
+	}
+	return requeststate.ParseKeys(text)
+}
+
+// addProvision adds the tool: the size question names the region, so the
+// two are asked in two rounds, and round 2 may reach another instance.
+func addProvision(s *mcpserver.Server) error {
+	region := mcpserver.Elicit[regionForm]("region", func(a provisionArgs, _ *mcpserver.Call) string {
+		return "Which region should " + a.Name + " live in?"
+	})
+	size := mcpserver.Elicit[sizeForm]("size", func(a provisionArgs, c *mcpserver.Call) string {
+		return "Which size in " + region.Get(c).Region + "?"
+	}, region)
+	return mcpserver.AddTool(s, &mcp.Tool{Name: "provision", Description: "Create a database; asks where and how large."},
+		func(ctx context.Context, c *mcpserver.Call, a provisionArgs) (string, error) {
+			return fmt.Sprintf("Provisioned %s (%s) in %s.", a.Name, size.Get(c).Size, region.Get(c).Region), nil
+		}, region, size)
+}
