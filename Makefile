@@ -1,9 +1,9 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet unit allocs examples conformance fleet bench run mutate
+.PHONY: test deps fmt vet unit allocs fuzz examples conformance fleet bench run mutate
 
-test: deps fmt vet unit allocs examples conformance fleet
+test: deps fmt vet unit allocs fuzz examples conformance fleet
 
 # Debian packages the tests use (nginx, redis-server), installed when missing.
 deps:
@@ -25,6 +25,12 @@ unit:
 # Allocation budgets are asserted without -race, which perturbs them.
 allocs:
 	$(GO) test -count=1 -run 'AllocBudget' ./...
+
+# Every fuzz target for FUZZTIME (2s) each; FUZZTIME=10m make fuzz for a
+# longer run (docs/testing.md).
+FUZZTIME ?= 2s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
