@@ -306,6 +306,7 @@ func (s *Session) listenLegacy(ctx context.Context, filter mcp.SubscriptionFilte
 		if err := s.subscribeResource(ctx, uri); err != nil {
 			s.releaseResources(granted.ResourceSubscriptions[:i])
 			cancel()
+			err = sub.closedBySession(err)
 			sub.end(err)
 			s.streams.Done()
 			return nil, err
@@ -322,7 +323,7 @@ func (s *Session) listenLegacy(ctx context.Context, filter mcp.SubscriptionFilte
 		}
 		cancel()
 		s.releaseResources(granted.ResourceSubscriptions)
-		sub.end(err)
+		sub.end(sub.closedBySession(err))
 	}()
 	return sub, nil
 }
@@ -359,6 +360,11 @@ func (s *Session) releaseResources(uris []string) {
 			continue
 		}
 		delete(s.resourceSubs, uri)
+		if s.isClosing() {
+			// The session's end ends its subscriptions on the server;
+			// Close should not wait for an answer to say so.
+			continue
+		}
 		p := &mcp.UnsubscribeRequestParams{URI: uri}
 		if _, err := s.call(ctx, mcp.MethodUnsubscribeResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
 			s.client.log.Debug("client: unsubscribing failed", "uri", uri, "err", err)

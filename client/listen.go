@@ -44,6 +44,9 @@ type Subscription struct {
 	// serverCancelled is set when the server ended the stream with
 	// notifications/cancelled rather than with its result.
 	serverCancelled atomic.Bool
+	// sessionClosed is set when Session.Close ends the stream: it then
+	// ends with jsonrpc.ErrConnClosed, as when the connection dropped.
+	sessionClosed atomic.Bool
 
 	mu  sync.Mutex
 	err error
@@ -119,7 +122,7 @@ func (s *Session) Listen(ctx context.Context, filter mcp.SubscriptionFilter) (*S
 		case sub.serverCancelled.Load():
 			err = ErrListenEnded
 		}
-		sub.end(err)
+		sub.end(sub.closedBySession(err))
 	}()
 	select {
 	case <-sub.acked:
@@ -164,6 +167,15 @@ func (sub *Subscription) Close() error {
 	sub.cancel()
 	<-sub.done
 	return nil
+}
+
+// closedBySession turns the cancellation by which Session.Close ended the
+// stream into jsonrpc.ErrConnClosed.
+func (sub *Subscription) closedBySession(err error) error {
+	if sub.sessionClosed.Load() && errors.Is(err, context.Canceled) {
+		return jsonrpc.ErrConnClosed
+	}
+	return err
 }
 
 func (sub *Subscription) end(err error) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parley-mcp/parley/internal/leakcheck"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(serverEnv); mode != "" {
 		os.Exit(runStdioServer(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Main(m))
 }
 
 // runStdioServer serves the fixture over stdio until stdin closes, and

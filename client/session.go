@@ -116,9 +116,11 @@ func (s *Session) Instructions() string {
 	return ""
 }
 
-// Close ends the session and closes its transport. Calls in flight fail
-// with an error wrapping jsonrpc.ErrConnClosed, and open subscriptions end
-// (their Events channels are closed) before Close returns. For a transport
+// Close ends the session and closes its transport. Open subscriptions end
+// first, with jsonrpc.ErrConnClosed (their Events channels are closed),
+// and the server is told to stop serving them; then the transport closes,
+// and calls still in flight fail with an error wrapping
+// jsonrpc.ErrConnClosed. For a transport
 // that runs a server process, Close also reports how the process ended.
 // Closing the transport is also what ends a legacy session on the server:
 // a stdio server sees its input close, and the HTTP transport ends its
@@ -126,9 +128,22 @@ func (s *Session) Instructions() string {
 func (s *Session) Close() error {
 	s.mu.Lock()
 	s.closing = true
+	open := make([]*Subscription, 0, len(s.subs))
+	for _, sub := range s.subs {
+		open = append(open, sub)
+	}
 	s.mu.Unlock()
-	s.conn.Close()
+	// The listen streams end first, while the connection is still up, so
+	// that each can tell the server (a cancellation) before the transport
+	// closes: a server that does not end its work when its peer leaves
+	// would otherwise keep serving them, and a stdio server process would
+	// not exit on its input's end.
+	for _, sub := range open {
+		sub.sessionClosed.Store(true)
+		sub.cancel()
+	}
 	s.streams.Wait()
+	s.conn.Close()
 	// The connection may have closed the transport already, when the
 	// server went away first; its result is kept for this call.
 	return s.tc.Close()
@@ -273,4 +288,11 @@ func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 	}
 	s.routeSubscription(req)
 	return nil, nil
+}
+
+// isClosing reports whether Close has begun.
+func (s *Session) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
 }

@@ -33,8 +33,9 @@ type Handler interface {
 	// panic is recovered and answered with an internal error. If the
 	// result cannot be encoded, the peer gets an internal error. Requests are served concurrently, each on
 	// its own goroutine, with a context that ends when the peer cancels the
-	// request or the connection closes; once the peer has cancelled, no
-	// response is sent.
+	// request, when the peer leaves (the transport's read side ends) or
+	// when the connection closes; once the peer has cancelled, no response
+	// is sent.
 	//
 	// Notifications are served one at a time, in the order they arrived, on
 	// the connection's read goroutine: handle them quickly and do not block.
@@ -75,6 +76,12 @@ type Conn struct {
 
 	ctx    context.Context // ends when the connection closes
 	cancel context.CancelFunc
+	// work is the parent of the contexts of the peer's requests: it ends
+	// when the connection closes or when the read side ends (the peer
+	// left), whereas ctx, under which responses are written, lasts until
+	// the connection closes.
+	work     context.Context
+	stopWork context.CancelFunc
 
 	nextID atomic.Int64
 
@@ -106,6 +113,7 @@ func NewConn(t transport.Conn, opts *ConnOptions) *Conn {
 		c.log = slog.Default()
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.work, c.stopWork = context.WithCancel(c.ctx)
 	go c.readLoop()
 	return c
 }
@@ -125,8 +133,13 @@ func (c *Conn) Close() error {
 	return err
 }
 
-// Done is closed when the connection has ended: the peer closed it or Close
-// was called, and every request handler has returned.
+// Done is closed when the connection has ended: the peer closed it (or the
+// transport failed) or Close was called, and every request handler has
+// returned. A peer that leaves ends its work: once the read side ends, the
+// contexts of the requests still being served end too, and Done waits only
+// for their handlers to notice. Whatever they return is still written if
+// the transport allows it (on stdio a peer may close its output but keep
+// reading).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns why the connection ended: nil while it runs, io.EOF when the
@@ -481,8 +494,11 @@ func (c *Conn) shutdown(err error) {
 	for _, ch := range pending {
 		ch <- nil
 	}
-	// Let requests already being served finish and write their responses;
-	// Close cancels them.
+	// Nothing more can arrive, not even a cancellation: the requests being
+	// served would otherwise run for as long as their handlers like (a
+	// subscriptions/listen stream forever), keeping the connection open
+	// for a peer that has left. Their responses may still be written.
+	c.stopWork()
 	c.handlers.Wait()
 	c.closing.Do(func() {
 		c.cancel()
@@ -548,7 +564,7 @@ func (c *Conn) startRequest(req *Request) {
 		c.reply(req.ID, nil, invalidRequest("id "+req.ID.Raw()+" is already in use by a request in flight"))
 		return
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := context.WithCancel(c.work)
 	c.inflight[req.ID] = cancel
 	c.handlers.Add(1)
 	c.mu.Unlock()

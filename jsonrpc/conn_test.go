@@ -912,26 +912,35 @@ func TestCloseUnblocksHandlers(t *testing.T) {
 	})
 }
 
-func TestPeerEOFWaitsForHandlers(t *testing.T) {
+// A peer that leaves ends its work: at its EOF the handlers still running
+// see their contexts end, the connection is done once they have returned,
+// and what they return is still written (the transport's write side may
+// outlive its read side, as on stdio).
+func TestPeerEOFCancelsHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFakeTransport()
+		started := make(chan struct{}, 2)
 		release := make(chan struct{})
 		c := NewConn(f, &ConnOptions{Logger: quietLogger(), Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
-			select {
-			case <-release:
+			started <- struct{}{}
+			if req.Method == "stubborn" {
+				<-ctx.Done() // notices the cancellation, finishes anyway
+				<-release
 				return "finished", nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
 			}
+			<-ctx.Done()
+			return nil, ctx.Err()
 		})})
 		defer c.Close()
-		f.reads <- fakeRead{data: []byte(`{"jsonrpc":"2.0","id":1,"method":"work"}`)}
-		f.reads <- fakeRead{data: []byte(`{"jsonrpc":"2.0","id":2,"method":"work"}`)}
+		f.reads <- fakeRead{data: []byte(`{"jsonrpc":"2.0","id":1,"method":"stubborn"}`)}
+		f.reads <- fakeRead{data: []byte(`{"jsonrpc":"2.0","id":2,"method":"forever"}`)}
+		<-started
+		<-started
 		close(f.reads) // the peer is done sending: io.EOF
 		synctest.Wait()
 		select {
 		case <-c.Done():
-			t.Fatal("Done closed while handlers run")
+			t.Fatal("Done closed while a handler runs")
 		default:
 		}
 		if err := c.Err(); err != io.EOF {
@@ -945,16 +954,16 @@ func TestPeerEOFWaitsForHandlers(t *testing.T) {
 		if err := c.Err(); err != io.EOF {
 			t.Errorf("Err() = %v, want io.EOF", err)
 		}
-		got := map[string]bool{}
+		got := map[string]*Response{}
 		for range 2 {
 			r := f.nextWrite(t)
-			if r.Error != nil || string(r.Result) != `"finished"` {
-				t.Errorf("response %#v", r)
-			}
-			got[r.ID.Raw()] = true
+			got[r.ID.Raw()] = r
 		}
-		if !got["1"] || !got["2"] {
-			t.Errorf("responses for %v, want 1 and 2", got)
+		if r := got["1"]; r == nil || r.Error != nil || string(r.Result) != `"finished"` {
+			t.Errorf("response to 1: %#v, want the result", r)
+		}
+		if r := got["2"]; r == nil || r.Error == nil || !strings.Contains(r.Error.Message, "context canceled") {
+			t.Errorf("response to 2: %#v, want its handler's cancellation", r)
 		}
 	})
 }

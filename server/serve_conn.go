@@ -17,6 +17,13 @@ import (
 // the peer closes it or ctx ends, and returns nil after a clean close by the
 // peer. Requests on the connection are served concurrently.
 //
+// A peer that leaves ends its work: when the connection's input ends (on
+// stdio, stdin reaching EOF), the contexts of the requests still being
+// served end, subscriptions/listen streams included, and ServeConn returns
+// once their handlers have. A stdio server process therefore exits when
+// its client closes its input, as the stdio transport asks, rather than
+// waiting to be signalled.
+//
 // The connection's generation is fixed by its first exchange: an
 // initialize before any 2026-07-28 request has succeeded opens a legacy
 // session, whose requests are then served with its version and

@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"mcpserver":            {"auth", "jsonrpc", "mcp", "requeststate", "server", "transport", "transport/streamhttp"},
 	"internal/spectest":    {"mcp"},
 	"internal/layering":    {},
+	"internal/leakcheck":   {},
 }
 
 func TestImportGraph(t *testing.T) {

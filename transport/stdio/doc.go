@@ -36,7 +36,10 @@
 //
 // When Read returns io.EOF the client has closed the server's stdin, which
 // is the client's way of asking it to exit; a server should finish up and
-// return promptly rather than wait for a signal.
+// return promptly rather than wait for a signal. A server built on
+// server.ServeConn does: at that EOF the requests it is still serving,
+// subscriptions/listen streams included, are cancelled, and ServeConn
+// returns once their handlers have.
 //
 // # Launching a server
 //

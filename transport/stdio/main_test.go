@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parley-mcp/parley/internal/leakcheck"
 )
 
 // childEnv selects a child-process mode: when it is set, the test binary acts
@@ -20,7 +22,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(runChild(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Main(m))
 }
 
 // runChild runs one child mode and returns its exit status. Modes that must

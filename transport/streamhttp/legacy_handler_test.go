@@ -606,6 +606,7 @@ func TestHandlerLegacySessionOwner(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
+	defer EndSessions(h)
 	defer ts.Close()
 	resp, body := post(t, ts.URL, srvWith(srvHeaders(""), "X-Test-User", "alice"), srvInitialize)
 	sid := resp.Header.Get("Mcp-Session-Id")

@@ -90,7 +90,9 @@ func srvServer(t *testing.T, opts *HandlerOptions) (string, *fixture, *srvTools,
 	lt := addSrvTools(f)
 	h := NewHandler(f.s, opts).(*handler)
 	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
+	// As a server shutting down does: the sessions' goroutines end with
+	// the test rather than at their idle timeout.
+	t.Cleanup(func() { ts.Close(); EndSessions(h) })
 	return ts.URL, f, lt, h
 }
 
