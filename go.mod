@@ -1,6 +1,6 @@
 module github.com/parley-mcp/parley
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/go-json-experiment/json v1.27.2
@@ -10,4 +10,10 @@ require (
 	golang.org/x/tools v0.45.0
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)
