@@ -10,7 +10,8 @@ import (
 
 // DefaultMaxEntries is how many unexpired states a [MemoryStore] holds
 // when its options set no limit: at the default TTL (plus [ClockSkew]) it
-// sustains about 400 new rounds a second, in about 20 MB at most.
+// sustains about 400 new rounds a second, in about 17 MB at most (about
+// 64 bytes an entry, measured).
 const DefaultMaxEntries = 1 << 18
 
 // ErrStoreFull is what a [MemoryStore] returns, wrapped with its limit,
