@@ -19,8 +19,10 @@ vet:
 	@# `make mutate` keeps measuring what docs/testing.md says it does.
 	$(GO) run scripts/mutate/main.go -check
 
+# The Redis single-use store is tested against a real redis-server
+# (scripts/deps.sh installs it); here its absence is a failure, not a skip.
 unit:
-	$(GO) test -race ./...
+	PARLEY_REQUIRE_REDIS=1 $(GO) test -race ./...
 
 # Allocation budgets are asserted without -race, which perturbs them.
 allocs:

@@ -32,7 +32,8 @@ type Options struct {
 	// suits one process (stdio, in-memory, exactly one HTTP instance).
 	// Several instances behind a load balancer, or flows that must
 	// survive a restart, share a key ring here. A policy with Keys or a
-	// Codec needs a server name (or Policy.Audience).
+	// Codec needs a server name (or Policy.Audience). Policy.SingleUse
+	// makes each sealed round acceptable at most once.
 	RequestState *requeststate.Policy
 	// PageSize is the number of entries per page of the list methods.
 	// Default: DefaultPageSize. Negative means one page with everything.

@@ -41,6 +41,7 @@ type Boundary struct {
 	principal func(ctx context.Context, req *server.Request) (string, error)
 	now       func() time.Time
 	log       *slog.Logger
+	singleUse SingleUseStore // nil: a state may be used again within its TTL
 }
 
 // NewBoundary checks p (nil means [ProcessLocal]) and returns the boundary
@@ -185,6 +186,9 @@ func (b *Boundary) seal(ctx context.Context, req *server.Request, ir *mcp.InputR
 		claim = newPrincipalClaim(principal)
 		env.principal = &claim
 	}
+	if b.singleUse != nil {
+		env.id = newStateID()
+	}
 	return b.codec.Seal(appendEnvelope(make([]byte, 0, env.len()), &env))
 }
 
@@ -209,7 +213,7 @@ func (b *Boundary) open(ctx context.Context, req *server.Request, token string, 
 		attrs = append(attrs, slog.String("err", cause.Error()))
 	}
 	b.log.LogAttrs(ctx, slog.LevelWarn, "requeststate: rejected requestState", attrs...)
-	return nil, mcp.NewInvalidRequestStateError()
+	return nil, rejection(cause)
 }
 
 // check returns "" when token is valid for req, or the reason it is not
@@ -259,6 +263,10 @@ func (b *Boundary) check(ctx context.Context, req *server.Request, token string,
 		return reasonDrift, nil
 	case principal != "" && !principalMatches(cl.principal, principal):
 		return reasonPrincipal, nil
+	}
+	if b.singleUse != nil {
+		// Last, so that only a token valid in every other respect is used up.
+		return b.consume(ctx, cl)
 	}
 	return "", nil
 }

@@ -80,6 +80,17 @@
 // Never promote the new key to keys[0] first: instances that do not have it
 // yet would refuse every token it seals.
 //
+// # Single use
+//
+// By default a token may be echoed again within its TTL. With
+// Policy.SingleUse set, each sealed round is accepted at most once by all
+// the instances sharing the [SingleUseStore]: [MemoryStore] for one
+// process, package requeststate/redisstore for a fleet. A token is used up
+// only after it passed every other check, so a forged or misdirected
+// request cannot burn a valid state; a replay gets the fixed rejection
+// (errors.Is [ErrReplayed] for middleware added before the boundary), and a
+// store that cannot answer refuses the state ([ErrStoreUnavailable]).
+//
 // # Your own cryptography
 //
 // A [Codec] replaces the built-in AES-256-GCM codec: give Policy.Codec

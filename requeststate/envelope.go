@@ -14,8 +14,9 @@ import (
 //	issued       8 bytes  Unix milliseconds, big-endian
 //	expires      8 bytes  Unix milliseconds, big-endian
 //	request     32 bytes  SHA-256 of method, target and arguments
-//	flags        1 byte   bit 0: a principal claim follows
+//	flags        1 byte   bit 0: a principal claim follows; bit 1: an id follows
 //	principal   32 bytes  (if flagged) salt[16] || SHA-256(salt, principal)[:16]
+//	id          16 bytes  (if flagged) random: the name single use records
 //	audience    uvarint length, then the bytes (length 0: no audience)
 //	questions   uvarint count, then per question, in increasing key order:
 //	            uvarint key length, key, SHA-256 of the question[:16]
@@ -26,6 +27,8 @@ import (
 const (
 	envelopeVersion  = 1
 	flagPrincipal    = 1 << 0
+	flagID           = 1 << 1
+	idLen            = 16
 	digestLen        = 32
 	saltLen          = 16
 	principalTagLen  = 16
@@ -40,6 +43,7 @@ type claims struct {
 	issued, expires int64
 	request         [digestLen]byte
 	principal       []byte // salt || tag, or nil
+	id              []byte // the single-use id, or nil
 	audience        []byte
 	questions       []byte // the encoded question list, count excluded
 	nQuestions      int
@@ -58,6 +62,7 @@ type sealing struct {
 	issued, expires int64
 	request         [digestLen]byte
 	principal       *[principalLen]byte // nil: no principal
+	id              *StateID            // nil: sealed without single use
 	audience        string
 	questions       []question
 	state           string
@@ -65,7 +70,11 @@ type sealing struct {
 
 // len is the exact length of the envelope, so its buffer is allocated once.
 func (s *sealing) len() int {
-	return envelopeLen(len(s.audience), len(s.state), s.principal != nil, s.questions)
+	n := envelopeLen(len(s.audience), len(s.state), s.principal != nil, s.questions)
+	if s.id != nil {
+		n += idLen
+	}
+	return n
 }
 
 // appendEnvelope appends the envelope of s to dst.
@@ -74,11 +83,19 @@ func appendEnvelope(dst []byte, s *sealing) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(s.issued))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(s.expires))
 	dst = append(dst, s.request[:]...)
+	var flags byte
 	if s.principal != nil {
-		dst = append(dst, flagPrincipal)
+		flags |= flagPrincipal
+	}
+	if s.id != nil {
+		flags |= flagID
+	}
+	dst = append(dst, flags)
+	if s.principal != nil {
 		dst = append(dst, s.principal[:]...)
-	} else {
-		dst = append(dst, 0)
+	}
+	if s.id != nil {
+		dst = append(dst, s.id[:]...)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(s.audience)))
 	dst = append(dst, s.audience...)
@@ -129,7 +146,7 @@ func parseEnvelope(p []byte, cl *claims) string {
 	copy(cl.request[:], p[17:17+digestLen])
 	flags := p[17+digestLen]
 	p = p[fixedHeaderLen:]
-	if flags&^flagPrincipal != 0 {
+	if flags&^(flagPrincipal|flagID) != 0 {
 		return reasonEnvelope
 	}
 	if flags&flagPrincipal != 0 {
@@ -137,6 +154,12 @@ func parseEnvelope(p []byte, cl *claims) string {
 			return reasonEnvelope
 		}
 		cl.principal, p = p[:principalLen], p[principalLen:]
+	}
+	if flags&flagID != 0 {
+		if len(p) < idLen {
+			return reasonEnvelope
+		}
+		cl.id, p = p[:idLen], p[idLen:]
 	}
 	var ok bool
 	if cl.audience, p, ok = lengthPrefixed(p); !ok {

@@ -17,8 +17,9 @@ func sampleSealing() *sealing {
 	for i := range claim {
 		claim[i] = byte(0xa0 + i)
 	}
+	id := StateID{0xee, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xef}
 	s := &sealing{issued: 1_785_240_000_123, expires: 1_785_240_600_123, audience: "svc", state: "handler-state",
-		principal: &claim,
+		principal: &claim, id: &id,
 		questions: []question{{key: "a"}, {key: "ab"}, {key: "b"}}}
 	for i := range s.request {
 		s.request[i] = byte(i)
@@ -82,6 +83,9 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		if (s.principal == nil) != (cl.principal == nil) || s.principal != nil && !bytes.Equal(cl.principal, s.principal[:]) {
 			t.Fatalf("principal %x, sealed %v", cl.principal, s.principal)
 		}
+		if (s.id == nil) != (cl.id == nil) || s.id != nil && !bytes.Equal(cl.id, s.id[:]) {
+			t.Fatalf("id %x, sealed %v", cl.id, s.id)
+		}
 		for i, k := range questionKeys(&cl) {
 			d, ok := cl.asked(k)
 			if k != s.questions[i].key || !ok || !bytes.Equal(d, s.questions[i].digest[:]) {
@@ -102,11 +106,11 @@ func TestEnvelopeRefusesUnknownVersionAndFlags(t *testing.T) {
 		wantRefused(t, fmt.Sprintf("version %d", v), p, reasonVersion)
 	}
 	flagsAt := fixedHeaderLen - 1
-	if good[flagsAt] != flagPrincipal {
-		t.Fatalf("flags byte is %#x, want the principal flag", good[flagsAt])
+	if good[flagsAt] != flagPrincipal|flagID {
+		t.Fatalf("flags byte is %#x, want the principal and id flags", good[flagsAt])
 	}
-	for bit := 1; bit < 8; bit++ {
-		for _, base := range []byte{0, flagPrincipal} {
+	for bit := 2; bit < 8; bit++ {
+		for _, base := range []byte{0, flagPrincipal, flagID, flagPrincipal | flagID} {
 			p := bytes.Clone(good)
 			p[flagsAt] = base | 1<<bit
 			wantRefused(t, fmt.Sprintf("flags %#08b", p[flagsAt]), p, reasonEnvelope)
@@ -114,8 +118,9 @@ func TestEnvelopeRefusesUnknownVersionAndFlags(t *testing.T) {
 	}
 	noPrincipal := sampleSealing()
 	noPrincipal.principal = nil
+	noPrincipal.id = nil
 	p := envelope(noPrincipal)
-	p[flagsAt] = 0xff &^ flagPrincipal
+	p[flagsAt] = 0xff &^ (flagPrincipal | flagID)
 	wantRefused(t, "every unknown flag, no principal", p, reasonEnvelope)
 }
 
@@ -221,6 +226,8 @@ func TestEnvelopeRefusesLengthsPastTheEnd(t *testing.T) {
 		p    []byte
 	}{
 		{"principal flagged, 31 bytes follow", append(header(flagPrincipal), make([]byte, principalLen-1)...)},
+		{"id flagged, 15 bytes follow", append(header(flagID), make([]byte, idLen-1)...)},
+		{"principal and id flagged, 47 bytes follow", append(header(flagPrincipal|flagID), make([]byte, principalLen+idLen-1)...)},
 		{"audience of 4, 3 follow", append(header(0), 4, 's', 'v', 'c')},
 		{"audience length overflowing", binary.AppendUvarint(header(0), 1<<63)},
 		{"audience length of 11 bytes", append(header(0), 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01)},

@@ -63,6 +63,8 @@ func FuzzEnvelope(f *testing.F) {
 	f.Add(appendEnvelope(nil, &s))
 	s.principal = &claim
 	f.Add(appendEnvelope(nil, &s))
+	s.id = new(StateID)
+	f.Add(appendEnvelope(nil, &s))
 	f.Add([]byte{envelopeVersion})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		var cl claims

@@ -64,6 +64,14 @@ type Policy struct {
 	// the server's logger with [Protect], slog.Default() with
 	// [NewBoundary].
 	Logger *slog.Logger
+	// SingleUse, when set, makes every sealed round usable at most once:
+	// the first echo that verifies is recorded in the store, and every
+	// later echo of the same token, with the same or other answers, is
+	// refused like any invalid state. Instances that share a key ring
+	// must share the store too. nil: a token may be echoed again within
+	// its TTL. See [SingleUseStore], [MemoryStore] and package
+	// requeststate/redisstore.
+	SingleUse SingleUseStore
 
 	// local is the key ProcessLocal generated: a policy holding only it
 	// never leaves the process, so it needs no server name.
@@ -104,6 +112,7 @@ func (p *Policy) resolve(serverName string) (*Boundary, error) {
 		principal: p.Principal,
 		now:       p.Now,
 		log:       p.Logger,
+		singleUse: p.SingleUse,
 	}
 	if b.codec == nil {
 		c, err := NewAESGCM(p.Keys)

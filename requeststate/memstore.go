@@ -1,0 +1,164 @@
+package requeststate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// DefaultMaxEntries is how many unexpired states a [MemoryStore] holds
+// when its options set no limit: at the default TTL (plus [ClockSkew]) it
+// sustains about 400 new rounds a second, in about 17 MB at most (about
+// 64 bytes an entry, measured).
+const DefaultMaxEntries = 1 << 18
+
+// ErrStoreFull is what a [MemoryStore] returns, wrapped with its limit,
+// when it already holds MaxEntries unexpired states and is asked to record
+// another. The boundary refuses that state (single use fails closed)
+// rather than grow without bound.
+var ErrStoreFull = errors.New("requeststate: single-use store full")
+
+// MemoryStoreOptions tunes a [MemoryStore]. A nil *MemoryStoreOptions means
+// defaults.
+type MemoryStoreOptions struct {
+	// MaxEntries bounds the unexpired states held at once. A state is
+	// held until its expiry plus ClockSkew, so a store needs about
+	// (new rounds per second) × (TTL + 30 s) entries; each costs under
+	// 80 bytes. When full, Consume refuses new states with ErrStoreFull
+	// until some expire. Default: DefaultMaxEntries.
+	MaxEntries int
+	// Now is the clock that expires entries. Default: time.Now. Tests
+	// inject their own.
+	Now func() time.Time
+}
+
+// MemoryStore is a [SingleUseStore] for one process: a server that is a
+// single process (stdio, or exactly one HTTP worker). Instances behind a
+// load balancer each have their own, so a state replayed to another
+// instance would be accepted there: a fleet shares a store instead
+// (requeststate/redisstore).
+//
+// Its memory is bounded: an entry is dropped once its expiry has passed,
+// and at most MaxEntries are held. Consume costs one lock, a map lookup and
+// insert, and a heap push; expired entries are dropped as later calls pass
+// them, oldest first. It is safe for concurrent use.
+type MemoryStore struct {
+	max  int
+	now  func() time.Time
+	full error
+
+	mu    sync.Mutex
+	held  map[StateID]struct{}
+	queue []memEntry // a min-heap on exp: the next entry to expire first
+}
+
+type memEntry struct {
+	exp int64 // Unix nanoseconds
+	id  StateID
+}
+
+// NewMemoryStore returns an empty store. o nil means defaults; a negative
+// MaxEntries is an error.
+func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
+	var opts MemoryStoreOptions
+	if o != nil {
+		opts = *o
+	}
+	switch {
+	case opts.MaxEntries == 0:
+		opts.MaxEntries = DefaultMaxEntries
+	case opts.MaxEntries < 0:
+		return nil, fmt.Errorf("requeststate: MemoryStoreOptions.MaxEntries must not be negative, got %d", opts.MaxEntries)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &MemoryStore{
+		max: opts.MaxEntries,
+		now: opts.Now,
+		// Made once: refusing a state when full allocates nothing.
+		full: fmt.Errorf("%w: it holds MaxEntries (%d) unexpired states; raise MemoryStoreOptions.MaxEntries", ErrStoreFull, opts.MaxEntries),
+		held: make(map[StateID]struct{}),
+	}, nil
+}
+
+// Consume records id until expires, or returns [ErrReplayed] if id is held
+// already, or an error matching [ErrStoreFull] if MaxEntries unexpired
+// states are held. An expires already past is not recorded: nothing is
+// promised beyond it.
+func (m *MemoryStore) Consume(_ context.Context, id StateID, expires time.Time) error {
+	now := m.now().UnixNano()
+	exp := expires.UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expire(now)
+	if _, ok := m.held[id]; ok {
+		return ErrReplayed
+	}
+	if exp <= now {
+		return nil
+	}
+	if len(m.held) >= m.max {
+		return m.full
+	}
+	m.held[id] = struct{}{}
+	m.push(memEntry{exp: exp, id: id})
+	return nil
+}
+
+// Len returns how many states the store holds, expired ones not yet
+// dropped included.
+func (m *MemoryStore) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.held)
+}
+
+// expire drops every entry whose expiry is not after now.
+func (m *MemoryStore) expire(now int64) {
+	for len(m.queue) > 0 && m.queue[0].exp <= now {
+		delete(m.held, m.queue[0].id)
+		m.pop()
+	}
+}
+
+// push and pop keep m.queue a binary min-heap on exp (container/heap would
+// box every entry in an interface).
+func (m *MemoryStore) push(e memEntry) {
+	q := append(m.queue, e)
+	i := len(q) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if q[parent].exp <= q[i].exp {
+			break
+		}
+		q[parent], q[i] = q[i], q[parent]
+		i = parent
+	}
+	m.queue = q
+}
+
+func (m *MemoryStore) pop() {
+	q := m.queue
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	i := 0
+	for {
+		small, l, r := i, 2*i+1, 2*i+2
+		if l < len(q) && q[l].exp < q[small].exp {
+			small = l
+		}
+		if r < len(q) && q[r].exp < q[small].exp {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		q[i], q[small] = q[small], q[i]
+		i = small
+	}
+	m.queue = q
+}
