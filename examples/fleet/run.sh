@@ -6,6 +6,8 @@
 #   (b) the key ring goes through the three rotation phases of S36
 #       ([OLD,NEW], then [NEW,OLD], then one TTL later [NEW]), each a
 #       rolling restart, with flows in flight,
+#   (c) single-use state is on, recorded in one Redis server all instances
+#       share, and a replayed round is refused by every instance,
 # and then checks that a rotation done in the wrong order (NEW promoted on
 # one instance before the others know it) fails in the documented way:
 # the others refuse its state with "Invalid or expired requestState".
@@ -68,13 +70,23 @@ NEW=$(newkey)
 PORTS=()
 for i in 1 2 3; do PORTS+=("$(free_port)"); done
 LB=$(free_port)
+REDIS_PORT=$(free_port)
 declare -A PID
+
+REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
+"$REDIS" --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$DIR/redis.log" 2>&1 &
+pids+=("$!")
+for _ in $(seq 100); do
+	(exec 3<>/dev/tcp/127.0.0.1/$REDIS_PORT) 2>/dev/null && break
+	sleep 0.05
+done
+log "redis on port $REDIS_PORT (single-use state)"
 
 # start i: runs instance i on its port with its key file, and waits until
 # it answers.
 start() {
 	local i=$1 port=${PORTS[$(($1 - 1))]}
-	"$DIR/instance" -addr "127.0.0.1:$port" -keys-file "$DIR/keys-$i.txt" -ttl "$TTL" -name "i$i" >>"$DIR/instance-$i.log" 2>&1 &
+	"$DIR/instance" -addr "127.0.0.1:$port" -keys-file "$DIR/keys-$i.txt" -ttl "$TTL" -name "i$i" -redis "127.0.0.1:$REDIS_PORT" >>"$DIR/instance-$i.log" 2>&1 &
 	PID[$i]=$!
 	pids+=("$!")
 	for _ in $(seq 200); do
@@ -143,6 +155,10 @@ cat "$DIR/load.log" >&2
 [ "$status" -eq 0 ] || die "the load driver reported failed flows"
 summary=$(tail -n 1 "$DIR/load.out")
 log "$(head -n 1 "$DIR/load.out")"
+
+INSTANCES="http://127.0.0.1:${PORTS[0]}/mcp,http://127.0.0.1:${PORTS[1]}/mcp,http://127.0.0.1:${PORTS[2]}/mcp"
+log "(c) a spent round replayed at every instance"
+"$DIR/load" -url "$URL" -replay "$INSTANCES" >&2 || die "a replayed round was not refused by every instance"
 
 log "wrong order: NEWER promoted on one instance before the others learn it"
 NEWER=$(newkey)

@@ -9,7 +9,8 @@
 // from PARLEY_STATE_KEYS: base64 keys separated by commas or white space,
 // the sealing key first (requeststate.ParseKeys). A rotation is a rolling
 // restart of every instance with the next phase's ring (see
-// docs/guide/fleet.md). The instance serves /mcp, and /healthz for the
+// docs/guide/fleet.md). With -redis, every sealed round is single-use
+// across the fleet. The instance serves /mcp, and /healthz for the
 // script that starts it; on SIGTERM it stops accepting, finishes the
 // requests in flight and exits 0.
 package main
@@ -31,6 +32,8 @@ import (
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/requeststate"
+	"github.com/parley-mcp/parley/requeststate/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
 // keysEnv is the variable the key ring is read from when -keys-file is not
@@ -54,14 +57,15 @@ func main() {
 	keysFile := flag.String("keys-file", "", "read the key ring from `FILE` (default: $"+keysEnv+")")
 	ttl := flag.Duration("ttl", requeststate.DefaultTTL, "how long a sealed requestState stays valid")
 	name := flag.String("name", "instance", "this instance's `NAME`, for its log lines")
+	redisAddr := flag.String("redis", "", "make every sealed round single-use, recorded in the Redis server at `ADDR` that all instances share")
 	flag.Parse()
-	if err := run(*addr, *keysFile, *ttl, *name); err != nil {
+	if err := run(*addr, *keysFile, *ttl, *name, *redisAddr); err != nil {
 		fmt.Fprintf(os.Stderr, "instance %s: %v\n", *name, err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, keysFile string, ttl time.Duration, name string) error {
+func run(addr, keysFile string, ttl time.Duration, name, redisAddr string) error {
 	keys, err := loadKeys(keysFile)
 	if err != nil {
 		return err
@@ -69,9 +73,17 @@ func run(addr, keysFile string, ttl time.Duration, name string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("instance", name)
 	// Every instance has the same server name: it is the audience the
 	// sealed state is bound to, so that any instance verifies any other's.
+	policy := &requeststate.Policy{Keys: keys, TTL: ttl, Logger: logger}
+	if redisAddr != "" {
+		// Single-use state: a round is accepted once, by whichever
+		// instance sees it first; a replay is refused on every instance.
+		rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+		defer rdb.Close()
+		policy.SingleUse = redisstore.New(rdb, nil)
+	}
 	s, err := mcpserver.New(mcp.Implementation{Name: "fleet-provisioner", Version: "1.0.0"}, &mcpserver.Options{
 		Logger:       logger,
-		RequestState: &requeststate.Policy{Keys: keys, TTL: ttl, Logger: logger},
+		RequestState: policy,
 	})
 	if err != nil {
 		return err
