@@ -23,6 +23,9 @@ const module = "github.com/parley-mcp/parley/"
 // decide where it sits.
 var allowed = map[string][]string{
 	"auth":                 {},
+	"auth/resourceserver":  {"auth"},
+	"auth/jwtverify":       {"auth", "auth/resourceserver"},
+	"auth/authtest":        {},
 	"internal/jsontext":    {},
 	"transport":            {},
 	"jsonrpc":              {"internal/jsontext", "transport"},
