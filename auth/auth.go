@@ -1,8 +1,10 @@
 // Package auth carries the identity of an authenticated caller through a
 // request's context.
 //
-// A transport (or an HTTP middleware in front of it) that has validated an
-// OAuth access token stores what it learnt with [WithInfo]; code further
+// A transport (or an HTTP middleware in front of it, such as package
+// [github.com/parley-mcp/parley/auth/resourceserver], which validates
+// OAuth bearer tokens) that has validated an OAuth access token stores
+// what it learnt with [WithInfo]; code further
 // down, such as the requestState boundary, reads it with [InfoFrom]. The
 // package validates nothing itself: an [Info] in a context is a promise, by
 // whoever put it there, that its fields come from a verified credential and

@@ -340,7 +340,10 @@ func matching(keys []jose.JSONWebKey, kid, alg string) []jose.JSONWebKey {
 func (v *Verifier) fetchLocked(ctx context.Context, now time.Time) (err error) {
 	v.lastAttempt = now
 	defer func() { v.lastErr = err }()
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	// The fetch serves every request waiting on v.mu, so the one request
+	// that started it must not cancel it by going away: a failed fetch
+	// would hold all of them off for RefreshInterval.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 	defer cancel()
 	if v.jwksURL == "" {
 		u, err := v.discover(ctx)

@@ -359,3 +359,21 @@ func TestNewValidates(t *testing.T) {
 		}
 	}
 }
+
+// The request that starts a key-set fetch may go away; the fetch serves
+// everyone, so it goes on, and nobody is locked out for RefreshInterval.
+func TestVerifyFetchOutlivesItsRequest(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tok := as.Issue(grant(nil))
+	v.Verify(ctx, tok)
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("after a cancelled first request: %v", err)
+	}
+	if n := as.jwksFetches.Load(); n != 1 {
+		t.Errorf("%d fetches, want 1", n)
+	}
+}

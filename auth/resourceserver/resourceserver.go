@@ -192,6 +192,11 @@ func (rs *ResourceServer) missingScope(info *auth.Info) string {
 func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	var scopeErr *InsufficientScopeError
 	switch {
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The client went away while its token was being checked; it
+		// hears nothing, and the operator need not be paged.
+		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: request ended during token verification", slog.String("err", err.Error()))
+		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 	case errors.Is(err, ErrInvalidToken):
 		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a token", slog.String("err", err.Error()))
 		rs.challenge(w, http.StatusUnauthorized, "invalid_token", rs.scopeParam)

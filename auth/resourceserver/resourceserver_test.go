@@ -278,3 +278,29 @@ func TestErrors(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A client that leaves while its token is checked is not an outage: no
+// error-level log.
+func TestMiddlewareClientGone(t *testing.T) {
+	logs := new(syncBuffer)
+	rs, err := resourceserver.New(&resourceserver.Options{
+		Metadata: resourceserver.Metadata{Resource: resource, AuthorizationServers: []string{issuer}},
+		Verifier: resourceserver.VerifierFunc(func(ctx context.Context, token string) (*auth.Info, error) {
+			<-ctx.Done()
+			return nil, fmt.Errorf("%w: introspection: %w", resourceserver.ErrUnavailable, ctx.Err())
+		}),
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequestWithContext(ctx, http.MethodPost, resource, nil)
+	r.Header.Set("Authorization", "Bearer tok")
+	w := httptest.NewRecorder()
+	rs.Wrap(http.NotFoundHandler()).ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable || strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "request ended") {
+		t.Errorf("%d, log:\n%s", w.Code, logs)
+	}
+}
