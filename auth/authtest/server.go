@@ -11,7 +11,8 @@
 //     /.well-known/openid-configuration;
 //   - a JSON Web Key Set (RFC 7517) at /jwks;
 //   - an authorization endpoint (/authorize) for the authorization code
-//     grant with PKCE (S256 only), which approves at once for the
+//     grant with PKCE (S256 only), which approves at once (or denies, see
+//     [Server.SetSubject]) for the
 //     configured subject and redirects with code, state and iss (RFC 9207);
 //   - a token endpoint (/token) for the authorization_code and
 //     refresh_token grants, with client_secret_basic, client_secret_post
@@ -230,7 +231,8 @@ func (s *Server) IntrospectionEndpoint() string { return s.srv.URL + "/introspec
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
 // SetSubject sets the user the authorization endpoint approves from now
-// on.
+// on. The empty subject makes it deny every request instead, redirecting
+// with error=access_denied, as when the user clicks "deny".
 func (s *Server) SetSubject(subject string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -444,6 +446,10 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	resource, ok := oneResource(q["resource"])
 	if !ok {
 		fail("invalid_target", "resource must be one absolute URI without a fragment")
+		return
+	}
+	if s.subject == "" {
+		fail("access_denied", "the user denied the request")
 		return
 	}
 	code := randomString(24)

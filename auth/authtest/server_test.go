@@ -206,6 +206,13 @@ func TestAuthorizationCodeRefusals(t *testing.T) {
 		}
 	}
 
+	// The user says no.
+	as.SetSubject("")
+	if q := authorize(t, as, base()); q.Get("error") != "access_denied" || q.Get("state") != "s" || q.Get("code") != "" {
+		t.Errorf("denied: %v", q)
+	}
+	as.SetSubject("ada")
+
 	code := func() string { return authorize(t, as, base()).Get("code") }
 	exchange := func(c string) url.Values {
 		return url.Values{"grant_type": {"authorization_code"}, "code": {c}, "redirect_uri": {"https://app.example/cb"}, "client_id": {pub.ID}, "code_verifier": {verifier}}
