@@ -11,9 +11,9 @@
 //     /.well-known/openid-configuration;
 //   - a JSON Web Key Set (RFC 7517) at /jwks;
 //   - an authorization endpoint (/authorize) for the authorization code
-//     grant with PKCE (S256 only), which approves at once (or denies, see
-//     [Server.SetSubject]) for the
-//     configured subject and redirects with code, state and iss (RFC 9207);
+//     grant with PKCE (S256 only), which approves at once for the
+//     configured subject (or denies, see [Server.SetSubject]) and
+//     redirects with code, state and iss (RFC 9207);
 //   - a token endpoint (/token) for the authorization_code and
 //     refresh_token grants, with client_secret_basic, client_secret_post
 //     and none (public clients), and resource indicators (RFC 8707): the
