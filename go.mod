@@ -3,6 +3,7 @@ module github.com/parley-mcp/parley
 go 1.26.0
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/jsonschema-go v0.4.3
 	github.com/redis/go-redis/v9 v9.23.0

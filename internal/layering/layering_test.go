@@ -37,6 +37,9 @@ var allowed = map[string][]string{
 	"internal/spectest":       {"mcp"},
 	"internal/layering":       {},
 	"internal/leakcheck":      {},
+	"auth/resourceserver":     {"auth"},
+	"auth/jwtverify":          {"auth", "auth/resourceserver"},
+	"auth/authtest":           {},
 }
 
 func TestImportGraph(t *testing.T) {

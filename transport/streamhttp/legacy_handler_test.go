@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -602,7 +603,10 @@ func TestHandlerLegacySessionOwner(t *testing.T) {
 	// Stands for an authenticating middleware.
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if user := r.Header.Get("X-Test-User"); user != "" {
-			r = r.WithContext(auth.WithInfo(r.Context(), &auth.Info{Issuer: "test", Subject: user}))
+			// Scopes and expiry differ per token; the session is the
+			// caller's whatever token it presents.
+			info := &auth.Info{Issuer: "test", Subject: user, Scopes: r.Header.Values("X-Test-Scope"), Expiry: time.Now().Add(time.Hour)}
+			r = r.WithContext(auth.WithInfo(r.Context(), info))
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -614,9 +618,18 @@ func TestHandlerLegacySessionOwner(t *testing.T) {
 		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
 	}
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-	for user, want := range map[string]int{"alice": http.StatusOK, "bob": http.StatusNotFound, "": http.StatusNotFound} {
-		if r, body := post(t, ts.URL, srvWith(srvHeaders(sid), "X-Test-User", user), ping); r.StatusCode != want {
-			t.Errorf("user %q: status %d, want %d: %s", user, r.StatusCode, want, body)
+	for _, c := range []struct {
+		user, scope string
+		want        int
+	}{
+		{"alice", "", http.StatusOK},
+		{"alice", "refreshed", http.StatusOK},
+		{"bob", "", http.StatusNotFound},
+		{"", "", http.StatusNotFound},
+	} {
+		hdr := srvWith(srvHeaders(sid), "X-Test-User", c.user, "X-Test-Scope", c.scope)
+		if r, body := post(t, ts.URL, hdr, ping); r.StatusCode != c.want {
+			t.Errorf("user %q scope %q: status %d, want %d: %s", c.user, c.scope, r.StatusCode, c.want, body)
 		}
 	}
 }

@@ -272,15 +272,11 @@ func callerOf(r *http.Request) *auth.Info {
 	return nil
 }
 
+// sameCaller compares the principal only (client, issuer, subject): a
+// token refreshed mid-session has a new expiry and may have other scopes,
+// and is still the caller who opened the session.
 func (ls *serverSession) sameCaller(r *http.Request) bool {
-	info := auth.InfoFrom(r.Context())
-	switch {
-	case ls.caller == nil:
-		return info == nil
-	case info == nil:
-		return false
-	}
-	return *ls.caller == *info
+	return ls.caller.SameCaller(auth.InfoFrom(r.Context()))
 }
 
 // acquire marks the session busy (a request in progress, a stream open):

@@ -1,0 +1,379 @@
+package jwtverify_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/parley-mcp/parley/auth/authtest"
+	"github.com/parley-mcp/parley/auth/jwtverify"
+	"github.com/parley-mcp/parley/auth/resourceserver"
+)
+
+const resource = "https://mcp.example.com/mcp"
+
+// clock is a settable test clock.
+type clock struct{ t atomic.Int64 }
+
+func newClock() *clock {
+	c := new(clock)
+	c.set(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC))
+	return c
+}
+func (c *clock) now() time.Time      { return time.Unix(0, c.t.Load()) }
+func (c *clock) set(t time.Time)     { c.t.Store(t.UnixNano()) }
+func (c *clock) add(d time.Duration) { c.t.Add(int64(d)) }
+
+// countingAS wraps an authtest server and counts the fetches of its key
+// set.
+type countingAS struct {
+	*authtest.Server
+	jwksFetches atomic.Int32
+	jwks        *httptest.Server
+}
+
+func newAS(t *testing.T, clk *clock) *countingAS {
+	t.Helper()
+	as := &countingAS{Server: authtest.NewServer(&authtest.Options{Now: clk.now})}
+	t.Cleanup(as.Close)
+	// A proxy in front of the key set, to count fetches.
+	as.jwks = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		as.jwksFetches.Add(1)
+		resp, err := http.Get(as.JWKSURL())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(as.jwks.Close)
+	return as
+}
+
+func newVerifier(t *testing.T, as *countingAS, clk *clock, mod func(*jwtverify.Options)) *jwtverify.Verifier {
+	t.Helper()
+	o := jwtverify.Options{Issuer: as.Issuer(), Audience: resource, JWKSURL: as.jwks.URL, Now: clk.now}
+	if mod != nil {
+		mod(&o)
+	}
+	v, err := jwtverify.New(&o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func grant(mod func(*authtest.Grant)) authtest.Grant {
+	g := authtest.Grant{Subject: "alice", ClientID: "app", Resource: resource, Scopes: []string{"mcp:read", "mcp:write"}, TTL: time.Hour}
+	if mod != nil {
+		mod(&g)
+	}
+	return g
+}
+
+func wantInvalid(t *testing.T, err error, sub string) {
+	t.Helper()
+	if !errors.Is(err, resourceserver.ErrInvalidToken) {
+		t.Fatalf("err = %v, want ErrInvalidToken", err)
+	}
+	if !strings.Contains(err.Error(), sub) {
+		t.Errorf("err = %v, want it to mention %q", err, sub)
+	}
+}
+
+func TestVerifyGood(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, nil)
+	info, err := v.Verify(context.Background(), as.Issue(grant(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Subject != "alice" || info.ClientID != "app" || info.Issuer != as.Issuer() ||
+		!slices.Equal(info.Scopes, []string{"mcp:read", "mcp:write"}) || !info.Expiry.Equal(clk.now().Add(time.Hour)) {
+		t.Errorf("info = %+v", info)
+	}
+}
+
+// Expiry: good strictly before exp+leeway, refused at it (RFC 7519: "on or
+// after"), and nbf symmetric.
+func TestVerifyExpiryBoundary(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, func(o *jwtverify.Options) { o.Leeway = 10 * time.Second })
+	start := clk.now()
+	tok := as.Issue(grant(func(g *authtest.Grant) { g.TTL = time.Minute }))
+	exp := start.Add(time.Minute)
+
+	clk.set(exp.Add(10*time.Second - time.Millisecond))
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("within the leeway: %v", err)
+	}
+	clk.set(exp.Add(10 * time.Second))
+	_, err := v.Verify(context.Background(), tok)
+	wantInvalid(t, err, "expired")
+
+	clk.set(start)
+	nbf := as.Issue(grant(func(g *authtest.Grant) { g.Claims = map[string]any{"nbf": start.Add(time.Minute).Unix()} }))
+	clk.set(start.Add(50*time.Second - time.Millisecond))
+	_, err = v.Verify(context.Background(), nbf)
+	wantInvalid(t, err, "not valid before")
+	clk.set(start.Add(50 * time.Second))
+	if _, err := v.Verify(context.Background(), nbf); err != nil {
+		t.Fatalf("nbf within the leeway: %v", err)
+	}
+
+	// No exp at all is refused: an access token must end.
+	clk.set(start)
+	_, err = v.Verify(context.Background(), as.Issue(grant(func(g *authtest.Grant) { g.Claims = map[string]any{"exp": nil} })))
+	wantInvalid(t, err, "no exp")
+}
+
+func TestVerifyRefusesClaims(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, nil)
+	for _, tc := range []struct {
+		name string
+		mod  func(*authtest.Grant)
+		want string
+	}{
+		{"wrong audience", func(g *authtest.Grant) { g.Resource = "https://other.example.com/mcp" }, "audience"},
+		{"no audience", func(g *authtest.Grant) { g.Resource = "" }, "audience"},
+		{"audience prefix", func(g *authtest.Grant) { g.Resource = resource + "/sub" }, "audience"},
+		{"wrong issuer", func(g *authtest.Grant) { g.Claims = map[string]any{"iss": "https://evil.example"} }, "issued by"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := v.Verify(context.Background(), as.Issue(grant(tc.mod)))
+			wantInvalid(t, err, tc.want)
+		})
+	}
+	// An audience array that includes the resource is fine.
+	tok := as.Issue(grant(func(g *authtest.Grant) { g.Claims = map[string]any{"aud": []string{"https://other.example", resource}} }))
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Errorf("aud array: %v", err)
+	}
+}
+
+// signWith signs claims with key under alg and kid, outside authtest.
+func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func goodClaims(as *countingAS, clk *clock) map[string]any {
+	return map[string]any{"iss": as.Issuer(), "aud": resource, "sub": "mallory", "exp": clk.now().Add(time.Hour).Unix()}
+}
+
+func TestVerifyRefusesAlgorithms(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, nil)
+	ctx := context.Background()
+
+	// HS256, keyed with bytes an attacker chooses.
+	hs := signWith(t, jose.HS256, []byte("0123456789abcdef0123456789abcdef"), "key-1", goodClaims(as, clk))
+	_, err := v.Verify(ctx, hs)
+	wantInvalid(t, err, "")
+
+	// alg "none": a header and payload with an empty signature.
+	enc := base64.RawURLEncoding.EncodeToString
+	payload, _ := json.Marshal(goodClaims(as, clk))
+	none := enc([]byte(`{"alg":"none","kid":"key-1"}`)) + "." + enc(payload) + "."
+	_, err = v.Verify(ctx, none)
+	wantInvalid(t, err, "")
+
+	// ES256 with a key the issuer does not have, under the issuer's kid.
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	forged := signWith(t, jose.ES256, k, "key-1", goodClaims(as, clk))
+	_, err = v.Verify(ctx, forged)
+	wantInvalid(t, err, "")
+
+	// An RS256-only verifier refuses the issuer's own ES256 tokens.
+	es := authtest.NewServer(&authtest.Options{Algorithm: "ES256", Now: clk.now})
+	defer es.Close()
+	rsOnly, err := jwtverify.New(&jwtverify.Options{Issuer: es.Issuer(), Audience: resource, Now: clk.now, Algorithms: []string{"RS256"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rsOnly.Verify(ctx, es.Issue(grant(nil)))
+	wantInvalid(t, err, "")
+	// And the default (RS256, ES256) takes them, discovering the key set
+	// from the issuer's metadata.
+	both, _ := jwtverify.New(&jwtverify.Options{Issuer: es.Issuer(), Audience: resource, Now: clk.now})
+	if _, err := both.Verify(ctx, es.Issue(grant(nil))); err != nil {
+		t.Errorf("ES256 through discovery: %v", err)
+	}
+
+	for _, bad := range [][]string{{"HS256"}, {"none"}, {"RS256", "HS512"}} {
+		if _, err := jwtverify.New(&jwtverify.Options{Issuer: as.Issuer(), Audience: resource, Algorithms: bad}); err == nil {
+			t.Errorf("New accepted algorithms %v", bad)
+		}
+	}
+}
+
+// A token signed with a key the verifier has not seen makes it fetch the
+// key set again, at most once per RefreshInterval.
+func TestVerifyUnknownKidRefresh(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, func(o *jwtverify.Options) { o.RefreshInterval = time.Minute })
+	ctx := context.Background()
+	if _, err := v.Verify(ctx, as.Issue(grant(nil))); err != nil {
+		t.Fatal(err)
+	}
+	if n := as.jwksFetches.Load(); n != 1 {
+		t.Fatalf("%d fetches after the first token", n)
+	}
+
+	// Made-up kids within the interval: no fetch.
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for i := range 5 {
+		_, err := v.Verify(ctx, signWith(t, jose.ES256, k, "made-up-"+string(rune('a'+i)), goodClaims(as, clk)))
+		wantInvalid(t, err, "kid")
+	}
+	if n := as.jwksFetches.Load(); n != 1 {
+		t.Fatalf("made-up kids caused %d fetches", n-1)
+	}
+
+	// The issuer rotates; the new kid is unknown and the interval has not
+	// passed, so it is refused without a fetch...
+	as.RotateKey()
+	rotated := as.Issue(grant(nil))
+	_, err := v.Verify(ctx, rotated)
+	wantInvalid(t, err, "kid")
+	// ...and accepted once it has, after one fetch.
+	clk.add(time.Minute)
+	if _, err := v.Verify(ctx, rotated); err != nil {
+		t.Fatalf("after the refresh: %v", err)
+	}
+	if n := as.jwksFetches.Load(); n != 2 {
+		t.Errorf("%d fetches, want 2", n)
+	}
+	// The old key still works (it is still in the set).
+	if _, err := v.Verify(ctx, as.Issue(grant(nil))); err != nil {
+		t.Fatal(err)
+	}
+
+	// Past MaxKeyAge the set is fetched again even for known kids.
+	clk.add(jwtverify.DefaultMaxKeyAge)
+	if _, err := v.Verify(ctx, as.Issue(grant(func(g *authtest.Grant) { g.TTL = 2 * time.Hour }))); err != nil {
+		t.Fatal(err)
+	}
+	if n := as.jwksFetches.Load(); n != 3 {
+		t.Errorf("%d fetches, want 3", n)
+	}
+}
+
+// A key set that cannot be fetched is the verifier's problem, not the
+// token's: ErrUnavailable, and no fetch storm.
+func TestVerifyUnavailable(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	tok := as.Issue(grant(nil))
+	var fetches atomic.Int32
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.Error(w, "down", http.StatusBadGateway)
+	}))
+	defer down.Close()
+	v, err := jwtverify.New(&jwtverify.Options{Issuer: as.Issuer(), Audience: resource, JWKSURL: down.URL, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		_, err = v.Verify(context.Background(), tok)
+		if !errors.Is(err, resourceserver.ErrUnavailable) || errors.Is(err, resourceserver.ErrInvalidToken) {
+			t.Fatalf("err = %v, want ErrUnavailable only", err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d fetches of a failing key set within the refresh interval, want 1", n)
+	}
+
+	// Discovery that finds metadata of another issuer is refused.
+	liar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"issuer":"https://someone.else","jwks_uri":"` + as.JWKSURL() + `"}`))
+	}))
+	defer liar.Close()
+	v, _ = jwtverify.New(&jwtverify.Options{Issuer: liar.URL, Audience: resource, Now: clk.now})
+	_, err = v.Verify(context.Background(), as.Issue(grant(func(g *authtest.Grant) { g.Claims = map[string]any{"iss": liar.URL} })))
+	if !errors.Is(err, resourceserver.ErrUnavailable) || !strings.Contains(err.Error(), "names issuer") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestVerifyMalformed(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, nil)
+	for _, tok := range []string{"", "abc", "a.b.c", strings.Repeat("x.", 3), as.Issue(grant(nil)) + "x"} {
+		_, err := v.Verify(context.Background(), tok)
+		wantInvalid(t, err, "")
+	}
+	// scp as an array is read as scopes.
+	info, err := v.Verify(context.Background(), as.Issue(grant(func(g *authtest.Grant) {
+		g.Scopes = nil
+		g.Claims = map[string]any{"scp": []string{"a", "b"}}
+	})))
+	if err != nil || !slices.Equal(info.Scopes, []string{"a", "b"}) {
+		t.Errorf("scp: %+v %v", info, err)
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	for _, o := range []*jwtverify.Options{
+		nil,
+		{Audience: resource, Issuer: ""},
+		{Issuer: "https://as.example"},
+		{Issuer: "not a url", Audience: resource},
+		{Issuer: "https://as.example", Audience: resource, JWKSURL: "ftp://x"},
+	} {
+		if _, err := jwtverify.New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+}
+
+// The request that starts a key-set fetch may go away; the fetch serves
+// everyone, so it goes on, and nobody is locked out for RefreshInterval.
+func TestVerifyFetchOutlivesItsRequest(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tok := as.Issue(grant(nil))
+	v.Verify(ctx, tok)
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("after a cancelled first request: %v", err)
+	}
+	if n := as.jwksFetches.Load(); n != 1 {
+		t.Errorf("%d fetches, want 1", n)
+	}
+}

@@ -1,0 +1,328 @@
+package resourceserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/parley-mcp/parley/auth"
+)
+
+// DefaultLeeway is the clock skew the verifiers of this module allow
+// between this server and the authorization server when they check a
+// token's exp and nbf.
+const DefaultLeeway = 30 * time.Second
+
+// Verifier checks an access token. Verify returns what the token says
+// about its bearer, or an error matching [ErrInvalidToken],
+// [ErrInsufficientScope] or [ErrUnavailable]; any other error is taken
+// for a failure of the verifier and answered with 500.
+//
+// A Verifier must check that the token was issued for this resource (its
+// audience, RFC 8707), by a trusted issuer, and has not expired. It should
+// fill the same Info fields on every request of one caller: the sealed
+// requestState is bound to ClientID, Issuer and Subject.
+type Verifier interface {
+	Verify(ctx context.Context, token string) (*auth.Info, error)
+}
+
+// VerifierFunc adapts a function to [Verifier].
+type VerifierFunc func(ctx context.Context, token string) (*auth.Info, error)
+
+// Verify calls f.
+func (f VerifierFunc) Verify(ctx context.Context, token string) (*auth.Info, error) {
+	return f(ctx, token)
+}
+
+// Options configure a [ResourceServer].
+type Options struct {
+	// Metadata describes the resource; Resource and AuthorizationServers
+	// are required. It is served as the protected resource metadata
+	// document, and its resource's well-known URL is what every 401 and
+	// 403 points the client to.
+	Metadata Metadata
+	// Verifier checks the bearer tokens. Required.
+	Verifier Verifier
+	// Scopes are the scopes every request must be granted. A token that
+	// lacks one is answered with 403 insufficient_scope naming all of
+	// them. Empty means any valid token will do.
+	Scopes []string
+	// Logger receives verifier failures (at error level) and refused
+	// tokens (at debug level, with the reason). Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ResourceServer guards an MCP endpoint with OAuth bearer tokens: it
+// serves the protected resource metadata document and refuses requests
+// without a valid token, as the MCP authorization specification requires
+// of a protected MCP server. Build one with [New]. It is safe for
+// concurrent use.
+type ResourceServer struct {
+	verifier    Verifier
+	scopes      []string
+	scopeParam  string // the scope auth-param of a challenge, quoted, or ""
+	metadataURL string
+	metaPath    string
+	mcpPath     string
+	doc         metadataHandler
+	log         *slog.Logger
+}
+
+// New checks opts and returns a ResourceServer.
+func New(opts *Options) (*ResourceServer, error) {
+	if opts == nil || opts.Verifier == nil {
+		return nil, errors.New("resourceserver: Options.Verifier is required")
+	}
+	doc, err := opts.Metadata.render()
+	if err != nil {
+		return nil, err
+	}
+	u, _ := parseResource(opts.Metadata.Resource) // checked by render
+	for _, s := range opts.Scopes {
+		if !validScope(s) {
+			return nil, fmt.Errorf("resourceserver: Options.Scopes: %q is not a scope token (RFC 6749 §3.3)", s)
+		}
+	}
+	rs := &ResourceServer{
+		verifier: opts.Verifier,
+		scopes:   append([]string(nil), opts.Scopes...),
+		metaPath: metadataPath(u),
+		mcpPath:  u.Path,
+		doc:      doc,
+		log:      opts.Logger,
+	}
+	if rs.mcpPath == "" {
+		rs.mcpPath = "/"
+	}
+	rs.metadataURL, _ = MetadataURL(opts.Metadata.Resource)
+	if len(rs.scopes) > 0 {
+		rs.scopeParam = strings.Join(rs.scopes, " ")
+	}
+	if rs.log == nil {
+		rs.log = slog.Default()
+	}
+	return rs, nil
+}
+
+// MetadataURL returns the URL of the resource's metadata document, the
+// resource_metadata of every challenge.
+func (rs *ResourceServer) MetadataURL() string { return rs.metadataURL }
+
+// MetadataPath returns the path to mount [ResourceServer.MetadataHandler]
+// at: the well-known prefix followed by the resource's path.
+func (rs *ResourceServer) MetadataPath() string { return rs.metaPath }
+
+// MetadataHandler serves the protected resource metadata document to GET
+// and HEAD. Mount it at [ResourceServer.MetadataPath], without the bearer
+// middleware: clients read it before they have a token.
+func (rs *ResourceServer) MetadataHandler() http.Handler { return rs.doc }
+
+// Mount registers the metadata document at its well-known path and mcp,
+// behind [ResourceServer.Wrap], at the resource's path. Both patterns
+// match their paths exactly, for every method.
+func (rs *ResourceServer) Mount(mux *http.ServeMux, mcp http.Handler) {
+	mux.Handle(rs.metaPath, rs.MetadataHandler())
+	mcpPattern := rs.mcpPath
+	if strings.HasSuffix(mcpPattern, "/") {
+		mcpPattern += "{$}" // a trailing slash would otherwise match a whole subtree
+	}
+	mux.Handle(mcpPattern, rs.Wrap(mcp))
+}
+
+// Wrap returns next behind the bearer-token check. A request reaches next
+// only with a valid token that grants every required scope, and with the
+// token's [auth.Info] on its context ([auth.InfoFrom]), where the server's
+// handlers and the requestState boundary find it. Otherwise:
+//
+//   - no Authorization header, or one of another scheme: 401 with a
+//     challenge naming the metadata URL and the required scopes;
+//   - an Authorization header that is not a well-formed bearer credential
+//     (RFC 6750 §2.1), or more than one: 400 invalid_request;
+//   - a token the verifier refuses ([ErrInvalidToken]): 401
+//     invalid_token;
+//   - a token without a required scope ([ErrInsufficientScope]): 403
+//     insufficient_scope with the scopes needed;
+//   - a verifier that cannot decide ([ErrUnavailable]): 503, and any other
+//     verifier error 500; both are logged.
+//
+// Tokens are read from the Authorization header only: MCP forbids them in
+// the query string, and form bodies are JSON-RPC here.
+func (rs *ResourceServer) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, problem := bearerToken(r.Header)
+		switch problem {
+		case noCredentials:
+			rs.challenge(w, http.StatusUnauthorized, "", rs.scopeParam)
+			return
+		case malformed:
+			rs.challenge(w, http.StatusBadRequest, "invalid_request", "")
+			return
+		}
+		info, err := rs.verifier.Verify(r.Context(), token)
+		if err == nil && info == nil {
+			err = errors.New("resourceserver: the verifier returned neither an Info nor an error")
+		}
+		if err == nil {
+			if missing := rs.missingScope(info); missing != "" {
+				err = fmt.Errorf("%w: the token lacks scope %q", &InsufficientScopeError{Scopes: rs.scopes}, missing)
+			}
+		}
+		if err != nil {
+			rs.refuse(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.WithInfo(r.Context(), info)))
+	})
+}
+
+func (rs *ResourceServer) missingScope(info *auth.Info) string {
+	for _, s := range rs.scopes {
+		if !info.HasScope(s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// refuse answers a request whose token was not accepted.
+func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	var scopeErr *InsufficientScopeError
+	switch {
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The client went away while its token was being checked; it
+		// hears nothing, and the operator need not be paged.
+		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: request ended during token verification", slog.String("err", err.Error()))
+		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+	case errors.Is(err, ErrInvalidToken):
+		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a token", slog.String("err", err.Error()))
+		rs.challenge(w, http.StatusUnauthorized, "invalid_token", rs.scopeParam)
+	case errors.As(err, &scopeErr):
+		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a token", slog.String("err", err.Error()))
+		rs.challenge(w, http.StatusForbidden, "insufficient_scope", scopeParamOf(scopeErr.Scopes, rs.scopeParam))
+	case errors.Is(err, ErrInsufficientScope):
+		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a token", slog.String("err", err.Error()))
+		rs.challenge(w, http.StatusForbidden, "insufficient_scope", rs.scopeParam)
+	case errors.Is(err, ErrUnavailable):
+		rs.log.LogAttrs(r.Context(), slog.LevelError, "resourceserver: cannot verify tokens", slog.String("err", err.Error()))
+		http.Error(w, "the access token cannot be verified now", http.StatusServiceUnavailable)
+	default:
+		rs.log.LogAttrs(r.Context(), slog.LevelError, "resourceserver: token verifier failed", slog.String("err", err.Error()))
+		http.Error(w, "internal error verifying the access token", http.StatusInternalServerError)
+	}
+}
+
+// scopeParamOf joins the scopes a verifier named, keeping only valid scope
+// tokens (they go into a header), or falls back to the configured ones.
+func scopeParamOf(scopes []string, fallback string) string {
+	var b strings.Builder
+	for _, s := range scopes {
+		if !validScope(s) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s)
+	}
+	if b.Len() == 0 {
+		return fallback
+	}
+	return b.String()
+}
+
+// challenge writes a Bearer challenge (RFC 6750 §3) with the metadata URL
+// (RFC 9728 §5.1).
+func (rs *ResourceServer) challenge(w http.ResponseWriter, status int, code, scope string) {
+	var b strings.Builder
+	b.WriteString("Bearer ")
+	if code != "" {
+		b.WriteString(`error="` + code + `", `)
+	}
+	if scope != "" {
+		b.WriteString(`scope="` + scope + `", `) // scope tokens hold no '"' or '\'
+	}
+	b.WriteString(`resource_metadata="`)
+	b.WriteString(quoteEscape(rs.metadataURL))
+	b.WriteByte('"')
+	w.Header().Set("WWW-Authenticate", b.String())
+	http.Error(w, http.StatusText(status), status)
+}
+
+// quoteEscape escapes '"' and '\' for a quoted-string (RFC 9110 §5.6.4).
+func quoteEscape(s string) string {
+	if !strings.ContainsAny(s, `"\`) {
+		return s
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return r.Replace(s)
+}
+
+type credentialProblem int
+
+const (
+	credentialsOK credentialProblem = iota
+	noCredentials
+	malformed
+)
+
+// bearerToken reads the bearer token of the Authorization header. A
+// request with no Authorization header, or one of another scheme, has no
+// credentials for us; a Bearer header that does not hold exactly one
+// b64token (RFC 6750 §2.1), or a second Authorization header, is malformed.
+func bearerToken(h http.Header) (string, credentialProblem) {
+	values := h.Values("Authorization")
+	switch len(values) {
+	case 0:
+		return "", noCredentials
+	case 1:
+	default:
+		return "", malformed
+	}
+	scheme, rest, _ := strings.Cut(values[0], " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", noCredentials
+	}
+	token := strings.TrimLeft(rest, " ")
+	if !validB64Token(token) {
+		return "", malformed
+	}
+	return token, credentialsOK
+}
+
+// validB64Token reports whether s is a b64token: 1*( ALPHA / DIGIT / "-" /
+// "." / "_" / "~" / "+" / "/" ) *"=".
+func validB64Token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-', c == '.', c == '_', c == '~', c == '+', c == '/':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validScope reports whether s is a scope-token: 1*( %x21 / %x23-5B /
+// %x5D-7E ), printable ASCII but for space, '"' and '\'.
+func validScope(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
