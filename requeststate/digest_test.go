@@ -69,7 +69,7 @@ func TestDigestRefusesAmbiguousArguments(t *testing.T) {
 		`{"a":1,"a":2}`, `{"a":2,"a":1}`, `{"a":1,"\u0061":1}`, // duplicates, even of one value
 		`{"x":[{"k":1,"K":2}]}`, `{"s":1,"\u017f":2}`, // nested; U+017F folds to s
 		`{"a":"\ud800"}`, `{"a":"\udfff"}`, `{"a":"\ud800\u0041"}`, // lone surrogates, escaped
-		"{\"a\":\"\xed\xa0\x80\"}", // the same surrogate, raw: invalid UTF-8
+		"{\"a\":\"\xed\xa0\x80\"}",         // the same surrogate, raw: invalid UTF-8
 		"{\"a\":\"\xff\"}", "{\"\xff\":1}", // invalid UTF-8 in a value, in a name
 	} {
 		_, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(raw)})
