@@ -381,3 +381,18 @@ func foldRune(r rune) rune {
 	}
 	return low
 }
+
+// FoldName returns name with every rune replaced by the smallest rune of
+// its simple case-folding orbit: two names are equal under the case
+// folding Go's encoding/json matches member names with exactly when their
+// FoldName are equal. It is what CheckUnambiguous compares names by, for
+// callers that hold names outside a JSON text (a decoded map).
+func FoldName(name string) string {
+	var b []byte
+	for i := 0; i < len(name); {
+		r, n := utf8.DecodeRuneInString(name[i:])
+		b = utf8.AppendRune(b, foldRune(r))
+		i += n
+	}
+	return string(b)
+}

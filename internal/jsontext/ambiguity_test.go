@@ -144,3 +144,14 @@ func FuzzCheckUnambiguous(f *testing.F) {
 		}
 	})
 }
+
+func TestFoldName(t *testing.T) {
+	for _, tt := range [][2]string{{"amount", "AMOUNT"}, {"s", "ſ"}, {"k", "\u212a"}, {"straße", "STRAßE"}} {
+		if FoldName(tt[0]) != FoldName(tt[1]) {
+			t.Errorf("FoldName(%q) = %q, FoldName(%q) = %q", tt[0], FoldName(tt[0]), tt[1], FoldName(tt[1]))
+		}
+	}
+	if FoldName("ß") == FoldName("ss") || FoldName("a") == FoldName("b") {
+		t.Error("FoldName merges names encoding/json keeps apart")
+	}
+}
