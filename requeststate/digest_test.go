@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -71,6 +72,9 @@ func TestDigestRefusesAmbiguousArguments(t *testing.T) {
 		`{"a":"\ud800"}`, `{"a":"\udfff"}`, `{"a":"\ud800\u0041"}`, // lone surrogates, escaped
 		"{\"a\":\"\xed\xa0\x80\"}",         // the same surrogate, raw: invalid UTF-8
 		"{\"a\":\"\xff\"}", "{\"\xff\":1}", // invalid UTF-8 in a value, in a name
+		// Exactly 1, as {"n":1} is, but strconv (encoding/json's float64)
+		// reads it as about 1e-200.
+		`{"n":1` + strings.Repeat("0", 1000) + `e-1000}`,
 	} {
 		_, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(raw)})
 		if !errors.Is(err, errAmbiguous) {

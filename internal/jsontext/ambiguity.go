@@ -20,7 +20,9 @@ import (
 //     see two members;
 //   - a string that is not valid UTF-8, or that holds an escaped lone
 //     surrogate ("\ud800"): decoders replace these with U+FFFD (one or
-//     several), keep the bytes, or refuse.
+//     several), keep the bytes, or refuse;
+//   - a number spelled in more than [MaxNumberLen] bytes: exact readers
+//     and floating-point ones disagree on its value.
 //
 // Two texts that pass are read the same way by every decoder that follows
 // RFC 8259, which is what lets one reader (a digest, a header check) speak
@@ -148,8 +150,21 @@ func (c *checker) inner(pos, depth int) (int, *AmbiguityError) {
 	if end <= pos {
 		end = pos + 1 // invalid input: still make progress
 	}
+	if b := peek(c.data, pos); (b == '-' || '0' <= b && b <= '9') && end-pos > MaxNumberLen {
+		return 0, &AmbiguityError{subject: "the number", Problem: "is spelled in " + strconv.Itoa(end-pos) +
+			" bytes, more than the " + strconv.Itoa(MaxNumberLen) + " within which decoders are known to read numbers alike"}
+	}
 	return end, nil
 }
+
+// MaxNumberLen is the longest number literal CheckUnambiguous accepts.
+// Readers of numbers disagree beyond some length: the argument digest and
+// the Mcp-Param-* check compare exact decimal values, while Go's strconv
+// (behind encoding/json's float64) counts at most 800 integer digits, so
+// that 1 followed by a thousand zeros and e-1000, which is exactly 1, reads
+// as about 1e-200. No real argument needs a longer spelling; rejecting it
+// also keeps every reader's work per number small.
+const MaxNumberLen = 256
 
 func (c *checker) array(pos, depth int) (int, *AmbiguityError) {
 	pos = skipSpace(c.data, pos+1)

@@ -36,6 +36,8 @@ func TestCheckUnambiguousRefuses(t *testing.T) {
 		{"\"\xc0\xaf\"", "", [2]string{}, "not valid UTF-8"}, // overlong
 		{"{\"\xff\":1}", "", [2]string{}, "member name"},
 		{`{"\ud800":1}`, "", [2]string{}, "member name"},
+		{`{"n":[1,1` + strings.Repeat("0", 1000) + `e-1000]}`, "/n/1", [2]string{}, "1007 bytes, more than the 256"},
+		{`-0.` + strings.Repeat("0", 300), "", [2]string{}, "the number at the top-level value is spelled in"},
 	} {
 		err := CheckUnambiguous([]byte(tt.in))
 		var ae *AmbiguityError
@@ -51,7 +53,8 @@ func TestCheckUnambiguousRefuses(t *testing.T) {
 
 func TestCheckUnambiguousAccepts(t *testing.T) {
 	for _, in := range []string{
-		`{}`, `[]`, `null`, `1e999999999`, `"x"`,
+		`{}`, `[]`, `null`, `1e999999999`, `"x"`, `"` + strings.Repeat("9", 1000) + `"`,
+		`1` + strings.Repeat("0", MaxNumberLen-1), `[-1.` + strings.Repeat("5", MaxNumberLen-3) + `]`,
 		`{"amount":1,"amounts":2,"a":{"amount":3}}`,             // equal names in different objects
 		`[{"a":1},{"a":2},{"A":3}]`,                             // siblings in an array
 		`{"v":"\ud83d\ude00 \u00e9 é 😀 \ufffd \u0000 \\ud800"}`, // pairs, U+FFFD itself, an escaped backslash
