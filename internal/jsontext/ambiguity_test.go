@@ -38,6 +38,7 @@ func TestCheckUnambiguousRefuses(t *testing.T) {
 		{`{"\ud800":1}`, "", [2]string{}, "member name"},
 		{`{"n":[1,1` + strings.Repeat("0", 1000) + `e-1000]}`, "/n/1", [2]string{}, "1007 bytes, more than the 256"},
 		{`-0.` + strings.Repeat("0", 300), "", [2]string{}, "the number at the top-level value is spelled in"},
+		{`[1` + strings.Repeat("0", MaxNumberLen) + `]`, "/0", [2]string{}, "257 bytes"},
 	} {
 		err := CheckUnambiguous([]byte(tt.in))
 		var ae *AmbiguityError

@@ -30,7 +30,9 @@ func TestParseSafeInteger(t *testing.T) {
 		{"9007199254740992", 0, outOfRange},
 		{"-9007199254740992", 0, outOfRange},
 		{"10000000000000000", 0, outOfRange},
-		{"1e16", 0, outOfRange},
+		{"1e16", 0, outOfRange}, {"1e18", 0, outOfRange}, {"1e19", 0, outOfRange}, {"-1e19", 0, outOfRange},
+		{"99999999999999999999", 0, outOfRange}, {"9999999999999999999", 0, outOfRange}, {"9.3e18", 0, outOfRange},
+		{"42abc", 0, notNumber},
 		{"1e999999999", 0, outOfRange},
 		{"1e99999999999999999999999999999999", 0, outOfRange}, // exponent beyond int64: saturated
 		{"1.5", 0, notInteger}, {"0.1", 0, notInteger}, {"1e-1", 0, notInteger}, {"1e-999999999", 0, notInteger},
