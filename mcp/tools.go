@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Tool describes a tool a server offers, as listed by tools/list.
@@ -91,18 +94,35 @@ func (p *CallToolRequestParams) Continuation() (*InputResponses, *string) {
 	return &p.InputResponses, &p.RequestState
 }
 
-// DecodeArguments decodes the arguments into v. Absent arguments decode as
-// an empty object.
+// DecodeArguments decodes the arguments into v with encoding/json. Absent
+// arguments decode as an empty object.
+//
+// Arguments that decoders read differently are refused with an error
+// matching [ErrAmbiguousArguments] (answer it with -32602): two members of
+// one object whose names are equal, or equal under case folding
+// ("amount" and "Amount", which encoding/json would both store into one
+// field, the last one winning), invalid UTF-8 and escaped lone surrogates.
+// The sealed requestState's argument digest and the HTTP Mcp-Param-*
+// check read names exactly, so a value they vouch for is the value decoded
+// here.
 func (p *CallToolRequestParams) DecodeArguments(v any) error {
 	raw := p.Arguments
 	if len(raw) == 0 || isNullJSON(raw) {
 		raw = json.RawMessage("{}")
+	}
+	if err := jsontext.CheckUnambiguous(raw); err != nil && json.Valid(raw) {
+		return fmt.Errorf("mcp: tool %q arguments: %w: %w", p.Name, ErrAmbiguousArguments, err)
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return fmt.Errorf("mcp: tool %q arguments: %w", p.Name, err)
 	}
 	return nil
 }
+
+// ErrAmbiguousArguments is matched (errors.Is) by the error of
+// [CallToolRequestParams.DecodeArguments] for arguments that decoders read
+// differently.
+var ErrAmbiguousArguments = errors.New("arguments are ambiguous")
 
 // SetArguments sets the arguments to the JSON encoding of v, which must be
 // an object (a struct or a map); nil clears them.

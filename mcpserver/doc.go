@@ -21,9 +21,15 @@
 // Arguments that do not fit (a missing required member, a wrong type, an
 // unknown member) get an isError result that names the member and the
 // rule; the function does not run. Arguments are read strictly: member
-// names match exactly, never by case folding, and a member given twice is
-// refused, so the schema check, the sealed state's argument binding, the
-// HTTP Mcp-Param-* check and the function all see the same values.
+// names match exactly, never by case folding. Arguments that other
+// decoders would read differently are refused with -32602 before
+// anything else: a member name given twice, two names equal under case
+// folding ("amount" and "Amount"), invalid UTF-8, an escaped lone
+// surrogate, a number spelled in more than 256 bytes. So the schema check,
+// the sealed state's argument binding, the HTTP Mcp-Param-* check, the
+// function and whatever it hands its arguments on to all see the same
+// values. Prompt arguments whose names are equal under case folding are
+// refused the same way.
 //
 // The struct-tag dialect is that of github.com/google/jsonschema-go:
 // `json:"name"` names a member, a field without omitempty is required,

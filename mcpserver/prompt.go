@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -68,6 +69,10 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 	}
 	e := &promptEntry{prompt: def}
 	e.get = func(ctx context.Context, req *server.Request, gp *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		if a, b, ok := caseTwins(gp.Arguments); ok {
+			return nil, server.InvalidParams("Invalid params: prompt %q: arguments %q and %q have names equal under case folding, "+
+				"which some decoders (Go's encoding/json among them) read as one", p.Name, a, b)
+		}
 		for _, a := range def.Arguments {
 			if _, ok := gp.Arguments[a.Name]; a.Required && !ok {
 				return nil, server.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, a.Name)
@@ -145,4 +150,23 @@ func (s *Server) getPrompt(ctx context.Context, req *server.Request, p *mcp.GetP
 		return nil, server.InvalidParams("Invalid params: unknown prompt %q", p.Name)
 	}
 	return e.get(ctx, req, p)
+}
+
+// caseTwins finds two argument names equal under case folding, as tool
+// arguments are refused for (see decodeArguments). Exact duplicates never
+// reach a prompt: the protocol layer decodes prompt arguments into a map,
+// which every reader then shares.
+func caseTwins(args map[string]string) (a, b string, ok bool) {
+	if len(args) < 2 {
+		return "", "", false
+	}
+	seen := make(map[string]string, len(args))
+	for name := range args {
+		f := jsontext.FoldName(name)
+		if other, dup := seen[f]; dup {
+			return min(name, other), max(name, other), true
+		}
+		seen[f] = name
+	}
+	return "", "", false
 }

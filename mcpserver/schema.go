@@ -10,6 +10,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // The struct-tag dialect of inferred schemas is jsonschema-go's:
@@ -99,16 +101,34 @@ type argumentsError struct{ msg string }
 
 func (e *argumentsError) Error() string { return e.msg }
 
+// ambiguousArgumentsError is arguments that decoders read differently (see
+// jsontext.CheckUnambiguous): the request is refused with -32602, not
+// answered with an isError result, since no reading of it is the client's.
+type ambiguousArgumentsError struct{ err error }
+
+func (e *ambiguousArgumentsError) Error() string { return "arguments are ambiguous: " + e.err.Error() }
+func (e *ambiguousArgumentsError) Unwrap() error { return e.err }
+
 // decodeArguments validates raw arguments against the schema and decodes
 // them into a value of type T. Both steps read the arguments with the same
-// strict rules: member names match exactly (never by case folding), and a
-// member name given twice is refused. So the value the body receives is
-// the value that was validated, and the value the sealed state's argument
-// digest and the HTTP Mcp-Param-* check saw.
+// strict rules: member names match exactly (never by case folding).
+//
+// Arguments that another decoder could read differently are refused
+// first, with an *ambiguousArgumentsError: a member name given twice, two
+// names equal under case folding ("amount" and "Amount"), invalid UTF-8 or
+// an escaped lone surrogate. The body may hand its arguments on (a
+// json.RawMessage or map In) to code that folds case or keeps the first of
+// two names; and the sealed state's argument digest and the HTTP
+// Mcp-Param-* check, which run before the body, refuse the same arguments.
+// So the value the body receives is the value that was validated, and the
+// value the digest and the header check saw, whoever decodes it.
 func decodeArguments[T any](schema *inputSchema, raw json.RawMessage) (T, error) {
 	var v T
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = json.RawMessage("{}")
+	}
+	if err := jsontext.CheckUnambiguous(raw); err != nil && json.Valid(raw) {
+		return v, &ambiguousArgumentsError{err}
 	}
 	var instance any
 	if err := jsonv2.Unmarshal(raw, &instance); err != nil {

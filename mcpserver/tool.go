@@ -87,6 +87,10 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 	e.call = func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		args, err := decodeArguments[In](in, p.Arguments)
 		if err != nil {
+			var amb *ambiguousArgumentsError
+			if errors.As(err, &amb) {
+				return nil, server.InvalidParams("Invalid params: tool %q: %v", t.Name, amb)
+			}
 			return mcp.ErrorResult(fmt.Sprintf("Tool %q: %v", t.Name, err)), nil
 		}
 		c := newCall(ctx, req, owner)

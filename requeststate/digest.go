@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash"
 	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // The request digest binds a token to the request that earned it: the
@@ -20,17 +23,26 @@ import (
 //
 //   - white space is ignored;
 //   - object members are taken in order of their keys (compared as UTF-8
-//     bytes after unescaping); members with the same key keep their order,
-//     so {"a":1,"a":2} and {"a":2,"a":1}, which decoders read differently,
-//     digest differently;
-//   - strings are compared after unescaping: "\u0061" is "a"; a lone
-//     surrogate escape stays distinct from U+FFFD;
+//     bytes after unescaping);
+//   - strings are compared after unescaping: "\u0061" is "a";
 //   - numbers are compared by exact decimal value, without going through
 //     float64: 1, 1.0, 10e-1 and 1E0 are one number, -0 is 0, and
 //     12345678901234567890 stays distinct from 12345678901234567891. A
 //     number whose exponent is absurdly large (over 15 digits) is digested
 //     by its spelling instead;
 //   - absent or null arguments are the empty object.
+//
+// Two argument texts that digest alike must also be read alike by the
+// handler, whatever decoder it uses, or a token verified for one text
+// would vouch for what the handler reads from another. Texts decoders read
+// differently therefore have no digest at all (jsontext.CheckUnambiguous):
+// two members of one object whose names are equal, or equal under case
+// folding (Go's encoding/json fills one field from {"amount":1} and
+// {"Amount":1000}, the last one winning, so reordering them would change
+// the value under an unchanged digest); invalid UTF-8 and escaped lone
+// surrogates (decoded to one or several U+FFFD, or kept, or refused). A
+// request whose arguments have no digest can neither earn a token nor
+// present one.
 //
 // Nothing else of the request is bound: not _meta (which changes every
 // round: capabilities, progress tokens) and not inputResponses (which
@@ -648,6 +660,8 @@ func (c *canon) number(data []byte, i int) (int, error) {
 }
 
 // jsonArguments writes tool arguments: absent or null is the empty object.
+// Arguments that decoders read differently are refused (see the top of
+// this file).
 func (c *canon) jsonArguments(raw []byte) error {
 	i := skipSpace(raw, 0)
 	if i == len(raw) || (len(raw)-i >= 4 && string(raw[i:i+4]) == "null" && skipSpace(raw, i+4) == len(raw)) {
@@ -662,8 +676,15 @@ func (c *canon) jsonArguments(raw []byte) error {
 	if skipSpace(raw, end) != len(raw) {
 		return errBadJSON
 	}
+	// Checked once the text is known to be valid JSON, which is what the
+	// check expects.
+	if err := jsontext.CheckUnambiguous(raw); err != nil {
+		return fmt.Errorf("%w: %w", errAmbiguous, err)
+	}
 	return nil
 }
+
+var errAmbiguous = errors.New("requeststate: arguments are ambiguous")
 
 // stringMap writes a map of strings (prompt arguments) exactly as the JSON
 // object holding the same strings would be written.

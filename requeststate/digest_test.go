@@ -3,9 +3,12 @@ package requeststate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -28,6 +31,7 @@ func TestDigestEquivalences(t *testing.T) {
 		{`{"s":"a"}`, `{"s":"\u0061"}`, `{"\u0073":"a"}`},
 		{`{"s":"\/"}`, `{"s":"/"}`},
 		{`{"s":"😀"}`, `{"s":"\ud83d\ude00"}`},
+		{`{"s":"\ufffd"}`, "{\"s\":\"\ufffd\"}", `{"s":"\uFFFD"}`}, // U+FFFD escaped or literal: one value
 		{`{"x":{"b":[1,{"d":4,"c":3}],"a":null}}`, `{"x":{"a":null,"b":[1.0,{"c":3,"d":4}]}}`},
 	}
 	for _, group := range same {
@@ -41,8 +45,9 @@ func TestDigestEquivalences(t *testing.T) {
 	different := []string{
 		`{}`, `[]`, `{"a":1}`, `{"a":2}`, `{"a":-1}`, `{"a":"1"}`, `{"a":true}`, `{"a":false}`, `{"a":null}`,
 		`{"a":[1]}`, `{"a":[1,1]}`, `{"a":[[1]]}`, `{"a":{"b":1}}`, `{"b":1}`, `{"a":1,"b":1}`,
-		`{"a":1,"a":2}`, `{"a":2,"a":1}`, `{"a":12345678901234567890}`, `{"a":12345678901234567891}`,
-		`{"a":0.1}`, `{"a":0.01}`, `{"a":1e400}`, `{"a":2e400}`, `{"a":"\ud800"}`, `{"a":"\ufffd"}`,
+		`{"a":12345678901234567890}`, `{"a":12345678901234567891}`,
+		`{"a":0.1}`, `{"a":0.01}`, `{"a":1e400}`, `{"a":2e400}`, `{"a":"\ufffd"}`,
+		`{"a":"\ufffd\ufffd\ufffd"}`, `{"amount":1}`, `{"Amount":1}`, `{"AMOUNT":1}`,
 		`{"a":"x\u0000"}`, `{"a":"x"}`, `{"a\u0000":"x"}`, `{"ab":""}`, `{"a":"b"}`, `"ab"`, `["a","b"]`, `["ab"]`,
 		`{"a":1e9999999999999999}`, `{"a":10e9999999999999998}`,
 	}
@@ -53,6 +58,28 @@ func TestDigestEquivalences(t *testing.T) {
 			t.Errorf("%s and %s digest alike", prev, raw)
 		}
 		seen[d] = raw
+	}
+}
+
+// TestDigestRefusesAmbiguousArguments: arguments that decoders read
+// differently have no digest, so no token can be earned with them or
+// presented for them (issue 12).
+func TestDigestRefusesAmbiguousArguments(t *testing.T) {
+	for _, raw := range []string{
+		`{"amount":1,"Amount":1000}`, `{"Amount":1000,"amount":1}`, // encoding/json: last wins, case folded
+		`{"a":1,"a":2}`, `{"a":2,"a":1}`, `{"a":1,"\u0061":1}`, // duplicates, even of one value
+		`{"x":[{"k":1,"K":2}]}`, `{"s":1,"\u017f":2}`, // nested; U+017F folds to s
+		`{"a":"\ud800"}`, `{"a":"\udfff"}`, `{"a":"\ud800\u0041"}`, // lone surrogates, escaped
+		"{\"a\":\"\xed\xa0\x80\"}",         // the same surrogate, raw: invalid UTF-8
+		"{\"a\":\"\xff\"}", "{\"\xff\":1}", // invalid UTF-8 in a value, in a name
+		// Exactly 1, as {"n":1} is, but strconv (encoding/json's float64)
+		// reads it as about 1e-200.
+		`{"n":1` + strings.Repeat("0", 1000) + `e-1000}`,
+	} {
+		_, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(raw)})
+		if !errors.Is(err, errAmbiguous) {
+			t.Errorf("%q: err = %v, want errAmbiguous", raw, err)
+		}
 	}
 }
 
@@ -99,6 +126,12 @@ func FuzzDigest(f *testing.F) {
 		err := c.jsonArguments(raw)
 		putCanon(c)
 		if !json.Valid(raw) || !utf8.Valid(raw) || bytes.Contains(raw, []byte(`\u`)) || bytes.Contains(raw, []byte(`\U`)) {
+			return
+		}
+		if jsontext.CheckUnambiguous(raw) != nil {
+			if err == nil {
+				t.Fatalf("ambiguous %q digested", raw)
+			}
 			return
 		}
 		if err != nil {

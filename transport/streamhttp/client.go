@@ -327,7 +327,7 @@ func (c *clientConn) headers(method string, info *requestInfo) http.Header {
 		params := c.tools[*info.name]
 		c.mu.Unlock()
 		for _, ph := range params {
-			v := argumentAt(info.args, ph.path)
+			v, _ := argumentAt(info.args, ph.path)
 			if v == nil {
 				continue // absent or null: no header
 			}

@@ -155,44 +155,45 @@ func TestArgumentValues(t *testing.T) {
 	args := json.RawMessage(`{"s":"x","i":42,"f":4.2e1,"big":1e3,"frac":2.5,"t":true,"n":null,"o":{"in":"y"},"a":[1]}`)
 	for _, tt := range []struct {
 		path []string
+		kind string // "" for values no annotated property may hold
 		text string
 		ok   bool
 	}{
-		{[]string{"s"}, "x", true},
-		{[]string{"i"}, "42", true},
-		{[]string{"f"}, "42", true},
-		{[]string{"big"}, "1000", true},
-		{[]string{"frac"}, "2.5", true},
-		{[]string{"t"}, "true", true},
-		{[]string{"o", "in"}, "y", true},
-		{[]string{"a"}, "", false},
+		{[]string{"s"}, "string", "x", true},
+		{[]string{"i"}, "integer", "42", true},
+		{[]string{"f"}, "integer", "42", true},
+		{[]string{"big"}, "integer", "1000", true},
+		{[]string{"frac"}, "", "2.5", true},
+		{[]string{"t"}, "boolean", "true", true},
+		{[]string{"o", "in"}, "string", "y", true},
+		{[]string{"a"}, "", "", false},
 	} {
-		v := argumentAt(args, tt.path)
+		v, variant := argumentAt(args, tt.path)
 		text, ok := headerText(v)
-		if ok != tt.ok || text != tt.text {
-			t.Errorf("%v: %q %v, want %q %v", tt.path, text, ok, tt.text, tt.ok)
+		if ok != tt.ok || text != tt.text || variant != "" {
+			t.Errorf("%v: %q %v (variant %q), want %q %v", tt.path, text, ok, variant, tt.text, tt.ok)
 		}
-		if ok && !matchesArgument(text, v) {
+		if tt.kind != "" && !matchesArgument(tt.kind, text, v) {
 			t.Errorf("%v: %q does not match its own value %s", tt.path, text, v)
 		}
 	}
 	for _, path := range [][]string{{"n"}, {"missing"}, {"s", "deeper"}, {"o", "missing"}} {
-		if v := argumentAt(args, path); v != nil {
+		if v, _ := argumentAt(args, path); v != nil {
 			t.Errorf("%v: %s, want absent", path, v)
 		}
 	}
 	for _, tt := range []struct {
-		header, value string
-		match         bool
+		kind, header, value string
+		match               bool
 	}{
-		{"42", "42", true}, {"42.0", "42", true}, {"4.2e1", "42", true}, {"-7", "-7", true},
-		{"43", "42", false}, {"84/2", "42", false}, {"0x2a", "42", false}, {" 42", "42", false},
-		{"true", "true", true}, {"TRUE", "true", false}, {"1", "true", false},
-		{"x", `"x"`, true}, {"X", `"x"`, false}, {"42", `"42"`, true},
-		{"{}", `{}`, false},
+		{"integer", "42", "42", true}, {"integer", "42.0", "42", true}, {"integer", "4.2e1", "42", true}, {"integer", "-7", "-7", true},
+		{"integer", "43", "42", false}, {"integer", "84/2", "42", false}, {"integer", "0x2a", "42", false}, {"integer", " 42", "42", false},
+		{"boolean", "true", "true", true}, {"boolean", "TRUE", "true", false}, {"boolean", "1", "true", false},
+		{"string", "x", `"x"`, true}, {"string", "X", `"x"`, false}, {"string", "42", `"42"`, true},
+		{"string", "{}", `{}`, false}, {"integer", "42", `"42"`, false}, {"string", "42", `42`, false}, {"boolean", "true", `"true"`, false},
 	} {
-		if got := matchesArgument(tt.header, json.RawMessage(tt.value)); got != tt.match {
-			t.Errorf("matchesArgument(%q, %s) = %v", tt.header, tt.value, got)
+		if got := matchesArgument(tt.kind, tt.header, json.RawMessage(tt.value)); got != tt.match {
+			t.Errorf("matchesArgument(%s, %q, %s) = %v", tt.kind, tt.header, tt.value, got)
 		}
 	}
 }

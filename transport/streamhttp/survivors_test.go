@@ -231,7 +231,7 @@ func TestMatchesArgumentOrder(t *testing.T) {
 		{"1", "2", false}, {"3", "2", false}, {"2", "2", true}, {"2.0", "2", true},
 		{"-3", "-2", false}, {"1.5", "2", false}, {"1e0", "2", false}, {"2e0", "2", true},
 	} {
-		if got := matchesArgument(tt.header, json.RawMessage(tt.value)); got != tt.match {
+		if got := matchesArgument("integer", tt.header, json.RawMessage(tt.value)); got != tt.match {
 			t.Errorf("matchesArgument(%q, %s) = %v, want %v", tt.header, tt.value, got, tt.match)
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
@@ -25,6 +25,9 @@ type paramHeader struct {
 	name string
 	// key is the canonical header key, "Mcp-Param-" + name canonicalized.
 	key string
+	// kind is the annotated property's type: "string", "integer" or
+	// "boolean".
+	kind string
 }
 
 // annotationKey is the schema extension keyword.
@@ -138,7 +141,8 @@ func (w *schemaWalker) annotation(node map[string]any, ann any, reachable bool, 
 		w.err = fmt.Errorf("x-mcp-header %q is on %s, which is not reachable from the root through properties only", name, where)
 		return
 	}
-	if !primitiveType(node["type"]) {
+	kind, ok := primitiveType(node["type"])
+	if !ok {
 		w.err = fmt.Errorf("x-mcp-header %q is on %s, whose type is not string, integer or boolean", name, where)
 		return
 	}
@@ -152,29 +156,31 @@ func (w *schemaWalker) annotation(node map[string]any, ann any, reachable bool, 
 		path: path,
 		name: name,
 		key:  http.CanonicalHeaderKey(HeaderParamPrefix + name),
+		kind: kind,
 	})
 }
 
-// primitiveType reports whether a schema's type allows exactly one of
-// string, integer and boolean, optionally with null.
-func primitiveType(t any) bool {
+// primitiveType returns the one of string, integer and boolean a schema's
+// type allows, optionally with null; ok is false for any other type.
+func primitiveType(t any) (kind string, ok bool) {
 	switch t := t.(type) {
 	case string:
-		return t == "string" || t == "integer" || t == "boolean"
+		return t, t == "string" || t == "integer" || t == "boolean"
 	case []any:
 		n := 0
 		for _, e := range t {
 			switch e {
 			case "string", "integer", "boolean":
+				kind = e.(string)
 				n++
 			case "null":
 			default:
-				return false
+				return "", false
 			}
 		}
-		return n == 1
+		return kind, n == 1
 	}
-	return false
+	return "", false
 }
 
 // isToken reports whether s is an RFC 9110 token: 1*tchar.
@@ -196,28 +202,44 @@ func isToken(s string) bool {
 
 // argumentAt returns the raw JSON value at path inside the arguments
 // object, or nil when the value is absent or null (both mean "no header").
-func argumentAt(args json.RawMessage, path []string) json.RawMessage {
-	cur := args
+// variant is the name of a member on the way that differs from the path's
+// key only in case (under the simple case folding Go's encoding/json
+// matches names with), found when the key itself is absent: a decoder that
+// folds case would read that member as the annotated property.
+//
+// The arguments must be valid JSON whose names are unambiguous
+// (jsontext.CheckUnambiguous); the walk is linear in their length.
+func argumentAt(args json.RawMessage, path []string) (value json.RawMessage, variant string) {
+	cur := []byte(args)
 	for _, key := range path {
 		if len(cur) == 0 || jsontext.FirstByte(cur) != '{' {
-			return nil
+			return nil, ""
 		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
-			return nil
+		var next []byte
+		jsontext.Members(cur, func(k, v []byte) {
+			switch {
+			case string(k) == key:
+				next = v
+			case variant == "" && bytes.EqualFold(k, []byte(key)):
+				variant = string(k)
+			}
+		})
+		if next == nil {
+			return nil, variant
 		}
-		cur = obj[key]
+		cur = next
 	}
 	if len(cur) == 0 || string(bytes.TrimSpace(cur)) == "null" {
-		return nil
+		return nil, ""
 	}
-	return cur
+	return cur, ""
 }
 
 // headerText returns what the header for an argument value says, before
 // encoding: a string as it is, an integer in decimal, a boolean as true or
-// false. Other numbers are written as they appear in the JSON. ok is false
-// for values that cannot be mirrored (objects and arrays).
+// false. Other numbers (which an annotated property must not hold) are
+// written as they appear in the JSON. ok is false for values that cannot
+// be mirrored (objects and arrays).
 func headerText(v json.RawMessage) (text string, ok bool) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 {
@@ -225,75 +247,204 @@ func headerText(v json.RawMessage) (text string, ok bool) {
 	}
 	switch c := v[0]; {
 	case c == '"':
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			return "", false
-		}
-		return s, true
+		return jsontext.Unquote(v)
 	case c == 't' || c == 'f':
 		return string(v), string(v) == "true" || string(v) == "false"
 	case c == '-' || ('0' <= c && c <= '9'):
-		if isPlainInteger(v) {
-			return string(v), true
-		}
-		r, ok := new(big.Rat).SetString(string(v))
-		if ok && r.IsInt() {
-			return r.Num().String(), true
+		if n, verdict := parseSafeInteger(v); verdict == safeInteger {
+			return strconv.FormatInt(n, 10), true
 		}
 		return string(v), true
 	}
 	return "", false
 }
 
-func isPlainInteger(v []byte) bool {
-	if len(v) > 0 && v[0] == '-' {
-		v = v[1:]
+// jsonKind names the JSON type of a raw value, for error messages.
+func jsonKind(v []byte) string {
+	switch jsontext.FirstByte(v) {
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 'n':
+		return "null"
 	}
-	if len(v) == 0 {
-		return false
+	return "a number"
+}
+
+// argumentProblem says why the argument value v cannot stand for an
+// annotated property of type kind, or returns "" when it can: its JSON
+// type must be the schema's, and an integer must be one, within the range
+// the specification allows annotated integers (±(2^53−1)).
+func argumentProblem(kind string, v json.RawMessage) string {
+	got := jsonKind(v)
+	switch {
+	case kind == "string" && got != "a string",
+		kind == "boolean" && got != "a boolean",
+		kind == "integer" && got != "a number":
+		return fmt.Sprintf("is %s, but its schema type is %s", got, kind)
+	case kind != "integer":
+		return ""
 	}
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return false
-		}
+	switch _, verdict := parseSafeInteger(bytes.TrimSpace(v)); verdict {
+	case notInteger:
+		return "is a number with a fractional part, but its schema type is integer"
+	case outOfRange:
+		return "is an integer outside ±(2^53−1), the range of an x-mcp-header integer"
+	case notNumber:
+		return "is not a JSON number"
 	}
-	return true
+	return ""
 }
 
 // matchesArgument reports whether a decoded header value stands for the
-// argument value v: strings must be equal, numbers numerically equal (so
-// "42.0" matches 42), booleans spelled true or false.
-func matchesArgument(header string, v json.RawMessage) bool {
+// argument value v of an annotated property of type kind, v having passed
+// argumentProblem: strings must be equal, integers numerically equal (so
+// "42.0" and "4.2e1" match 42), booleans spelled true or false.
+//
+// The comparison is linear in the lengths of header and v and allocates
+// nothing but the decoded string: integers are read by parseSafeInteger,
+// never as arbitrary-precision numbers.
+func matchesArgument(kind, header string, v json.RawMessage) bool {
 	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return false
+	switch kind {
+	case "string":
+		s, ok := jsontext.Unquote(v)
+		return ok && s == header
+	case "boolean":
+		return (string(v) == "true" || string(v) == "false") && header == string(v)
+	case "integer":
+		a, va := parseSafeInteger(header)
+		b, vb := parseSafeInteger(v)
+		return va == safeInteger && vb == safeInteger && a == b
 	}
-	switch c := v[0]; {
-	case c == '"':
-		var s string
-		return json.Unmarshal(v, &s) == nil && s == header
-	case c == 't' || c == 'f':
-		return header == string(v)
-	case c == '-' || ('0' <= c && c <= '9'):
-		if header == string(v) {
-			return true
-		}
-		if !isJSONNumber(header) {
-			return false
-		}
-		a, ok1 := new(big.Rat).SetString(header)
-		b, ok2 := new(big.Rat).SetString(string(v))
-		return ok1 && ok2 && a.Cmp(b) == 0
-	}
-	return false // objects and arrays cannot be mirrored in a header
+	return false
 }
 
-// isJSONNumber reports whether s is a JSON number literal, so that forms
-// big.Rat also accepts (fractions, hexadecimal) do not match.
-func isJSONNumber(s string) bool {
-	if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
-		return false
+// integerVerdict is what parseSafeInteger made of a number.
+type integerVerdict int
+
+const (
+	safeInteger integerVerdict = iota // an integer within ±(2^53−1)
+	notNumber                         // not a JSON number literal
+	notInteger                        // a number with a fractional part
+	outOfRange                        // an integer beyond ±(2^53−1)
+)
+
+// maxSafeInteger is 2^53−1, the bound the specification puts on the
+// integers x-mcp-header mirrors (JavaScript's Number.MAX_SAFE_INTEGER).
+const maxSafeInteger = 1<<53 - 1
+
+// parseSafeInteger reads the JSON number literal s (RFC 8259 grammar; no
+// surrounding space, no '+', no hexadecimal) and returns its value when it
+// is an integer within ±(2^53−1): "42", "42.0", "4.2e1", "420e-1" and
+// "-0" are all integers.
+//
+// It works on the decimal digits alone, in one pass and without
+// allocating: the value is digits × 10^exp with the digits' leading and
+// trailing zeros dropped (the latter moving into exp), which is an integer
+// exactly when exp ≥ 0 and is out of range as soon as it has more than 16
+// digits. The exponent is read with saturation, so "1e999999999999" costs
+// its length and nothing more.
+func parseSafeInteger[T ~string | ~[]byte](s T) (int64, integerVerdict) {
+	i := 0
+	neg := i < len(s) && s[i] == '-'
+	if neg {
+		i++
 	}
-	var n json.Number
-	return json.Unmarshal([]byte(s), &n) == nil
+	intStart := i
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+	default:
+		return 0, notNumber
+	}
+	intEnd := i
+	fracStart, fracEnd := i, i
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracStart = i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		if i == fracStart {
+			return 0, notNumber
+		}
+		fracEnd = i
+	}
+	const expCap = 1 << 40 // far beyond any length a digit string can have
+	exp := int64(0)
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		expNeg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			expNeg = s[i] == '-'
+			i++
+		}
+		expStart := i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			if exp < expCap {
+				exp = exp*10 + int64(s[i]-'0')
+			}
+			i++
+		}
+		if i == expStart {
+			return 0, notNumber
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if i != len(s) {
+		return 0, notNumber
+	}
+	// The digits of integer and fraction, read as one digit string.
+	nInt := intEnd - intStart
+	total := nInt + (fracEnd - fracStart)
+	digit := func(k int) byte {
+		if k < nInt {
+			return s[intStart+k]
+		}
+		return s[fracStart+k-nInt]
+	}
+	first, last := 0, total
+	for first < total && digit(first) == '0' {
+		first++
+	}
+	if first == total {
+		return 0, safeInteger // zero, of either sign, whatever its exponent
+	}
+	for digit(last-1) == '0' {
+		last--
+	}
+	// value = digits[first:last] × 10^e
+	e := exp - int64(fracEnd-fracStart) + int64(total-last)
+	switch {
+	case e < 0:
+		return 0, notInteger // the last digit is not 0, so a fraction remains
+	case int64(last-first)+e > 16: // at least 10^16 > 2^53
+		return 0, outOfRange
+	}
+	var n int64
+	for k := first; k < last; k++ {
+		n = n*10 + int64(digit(k)-'0')
+	}
+	for ; e > 0; e-- {
+		n *= 10
+	}
+	if n > maxSafeInteger {
+		return 0, outOfRange
+	}
+	if neg {
+		n = -n
+	}
+	return n, safeInteger
 }

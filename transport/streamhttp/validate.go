@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -108,26 +109,42 @@ func (h *handler) checkParamHeaders(ctx context.Context, hdr http.Header, req *s
 		h.log.Warn("streamhttp: tool has invalid x-mcp-header annotations; not checking its headers", "tool", p.Name, "reason", err)
 		return nil
 	}
+	if len(params) > 0 && hasArguments(p.Arguments) {
+		// The check below reads the arguments by exact name and the
+		// handler may decode them otherwise (folding case, keeping the
+		// first of two equal names): refuse what they could read
+		// differently, so that the value checked is the value acted on.
+		if err := jsontext.CheckUnambiguous(p.Arguments); err != nil {
+			return invalidArguments("arguments of tool %q are ambiguous: %v", p.Name, err)
+		}
+	}
 	for _, ph := range params {
-		value := argumentAt(p.Arguments, ph.path)
+		value, variant := argumentAt(p.Arguments, ph.path)
 		raw, present, err := singleHeader(hdr, ph.key)
 		arg := strings.Join(ph.path, ".")
 		switch {
+		case variant != "":
+			return invalidArguments("argument %q differs from the property %q (which x-mcp-header %q mirrors) only in case; "+
+				"a decoder that folds case would read it as that property, unchecked: spell it %q", variant, arg, ph.name, ph.path[len(ph.path)-1])
 		case err != nil:
 			return mismatch("%s%s header %v", HeaderParamPrefix, ph.name, err)
 		case value == nil && present:
 			return mismatch("%s%s header is present but argument %q is absent or null", HeaderParamPrefix, ph.name, arg)
 		case value == nil:
 			continue
-		case !present:
+		}
+		if problem := argumentProblem(ph.kind, value); problem != "" {
+			return invalidArguments("argument %q (mirrored by %s%s) %s", arg, HeaderParamPrefix, ph.name, problem)
+		}
+		if !present {
 			return mismatch("missing %s%s header for argument %q, which the call sets", HeaderParamPrefix, ph.name, arg)
 		}
 		decoded, err := DecodeHeaderValue(raw)
 		if err != nil {
 			return mismatch("%s%s header %v", HeaderParamPrefix, ph.name, err)
 		}
-		if !matchesArgument(decoded, value) {
-			return mismatch("%s%s header value %q does not match argument %q (%s)", HeaderParamPrefix, ph.name, decoded, arg, shorten(value))
+		if !matchesArgument(ph.kind, decoded, value) {
+			return mismatch("%s%s header value %q does not match argument %q (%s)", HeaderParamPrefix, ph.name, shorten([]byte(decoded)), arg, shorten(value))
 		}
 	}
 	return nil
@@ -200,6 +217,13 @@ func hasParamHeader(hdr http.Header) bool {
 		}
 	}
 	return false
+}
+
+// invalidArguments is a tools/call refused for its arguments, before any
+// header is compared: -32602, sent with 400 Bad Request like every refusal
+// of this check.
+func invalidArguments(format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + fmt.Sprintf(format, args...)}
 }
 
 func mismatch(format string, args ...any) *jsonrpc.Error {
