@@ -72,7 +72,7 @@ func main() {
 		fatalf("%v", err)
 	}
 	report := newReport(res)
-	fmt.Printf("Date: %s. %s\n\n", time.Now().UTC().Format("2006-01-02"), res.machine())
+	fmt.Printf("Date: %s. %s\n\n", time.Now().UTC().Format(time.DateOnly), res.machine())
 	for _, c := range commands {
 		fmt.Printf("    %s\n", c)
 	}
