@@ -119,3 +119,15 @@ func TestNum(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianOfEvenCount(t *testing.T) {
+	res, err := parse(strings.NewReader("BenchmarkToolCall/parley-2 \t 1 \t 100 ns/op \t 10 B/op \t 1 allocs/op\n" +
+		"BenchmarkToolCall/parley-2 \t 1 \t 300 ns/op \t 30 B/op \t 3 allocs/op\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := res.median(key{Top: "BenchmarkToolCall", Sub: "parley", CPU: 2})
+	if !ok || m.ns != 200 || m.bytes != 20 || m.allocs != 2 {
+		t.Errorf("median of two runs %+v, want the means 200 ns, 20 B, 2 allocs", m)
+	}
+}
