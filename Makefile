@@ -1,9 +1,9 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet unit allocs fuzz examples conformance fleet bench run mutate
+.PHONY: test deps fmt vet unit allocs fuzz examples conformance fleet bench bench-compare bench-smoke run mutate
 
-test: deps fmt vet unit allocs fuzz examples conformance fleet
+test: deps fmt vet unit allocs fuzz bench-smoke examples conformance fleet
 
 # Debian packages the tests use (nginx, redis-server), installed when missing.
 deps:
@@ -36,6 +36,18 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Parley beside the official Go SDK on the same workloads (bench/, a module
+# of its own): the ratio table and the targets, medians of BENCH_COUNT runs
+# (a few minutes; not part of test). See bench/README.md.
+BENCH_COUNT ?= 5
+bench-compare:
+	cd bench && $(GO) run ./cmd/ratio -count $(BENCH_COUNT)
+
+# The bench module builds, vets, and each of its benchmarks runs once
+# (seconds; the root module's vet and test do not reach a nested module).
+bench-smoke:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./cmd/ratio/ && $(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 run:
 	$(GO) run ./examples/provision

@@ -61,7 +61,7 @@ func TestImportGraph(t *testing.T) {
 		if rel != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
 			return filepath.SkipDir
 		}
-		if rel == "examples" || rel == "conformance" {
+		if rel == "examples" || rel == "conformance" || nestedModule(path, rel) {
 			return filepath.SkipDir
 		}
 		pkg, err := build.ImportDir(path, 0)
@@ -106,7 +106,7 @@ func TestNoVersionStrings(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "examples" || rel == "conformance") {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "examples" || rel == "conformance" || nestedModule(path, rel)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -129,4 +129,15 @@ func TestNoVersionStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// nestedModule reports whether the directory at path (rel from the root)
+// holds a module of its own, such as bench/, which the go command keeps out
+// of this module's packages and which these rules therefore do not govern.
+func nestedModule(path, rel string) bool {
+	if rel == "." {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(path, "go.mod"))
+	return err == nil
 }
