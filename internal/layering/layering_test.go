@@ -23,6 +23,7 @@ const module = "github.com/parley-mcp/parley/"
 // decide where it sits.
 var allowed = map[string][]string{
 	"auth":                 {},
+	"auth/oauthclient":     {},
 	"internal/jsontext":    {},
 	"transport":            {},
 	"jsonrpc":              {"internal/jsontext", "transport"},
