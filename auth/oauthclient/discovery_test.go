@@ -215,3 +215,16 @@ func TestParseChallenges(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseChallenges(f *testing.F) {
+	for _, s := range []string{
+		`Bearer scope="a b", resource_metadata="https://x/y"`,
+		`Basic YQ==, Bearer error="insufficient_scope"`,
+		`Bearer scope="\"`, `,,,`, `a=b=c`, `Bearer x="y\`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		parseChallenges(s) // must end, and must not panic
+	})
+}

@@ -1,6 +1,7 @@
 package oauthclient
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -30,6 +31,9 @@ type fakeAS struct {
 	authMethods     []string // token_endpoint_auth_methods_supported
 	regAuthMethod   string   // what registration answers with
 	regSecret       string
+	regStatus       int    // answer registrations with this status instead
+	tokenBody       string // answer token requests with this body instead
+	tokenStatus     int    // and this status (default 200)
 	scopesSupported []string
 	refreshTokens   bool // issue refresh tokens
 	expiresIn       int
@@ -152,6 +156,12 @@ func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
 			return
 		}
+		if as.tokenBody != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(cmp.Or(as.tokenStatus, 200))
+			w.Write([]byte(as.tokenBody))
+			return
+		}
 		as.numTokens++
 		at := fmt.Sprintf("%s-%d", as.tokenPrefix, as.numTokens)
 		as.issued[at] = scopes
@@ -169,6 +179,10 @@ func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
 		as.regReqs = append(as.regReqs, body)
+		if as.regStatus != 0 {
+			writeJSON(w, as.regStatus, map[string]string{"error": "invalid_client_metadata"})
+			return
+		}
 		resp := map[string]any{"client_id": fmt.Sprintf("client-%s-%d", as.tokenPrefix, len(as.regReqs))}
 		if as.regSecret != "" {
 			resp["client_secret"] = as.regSecret

@@ -238,6 +238,9 @@ func (t *Transport) refresh(ctx context.Context, asm *ServerMetadata, client *Cl
 	return t.tokenRequest(ctx, asm, client, form, old)
 }
 
+// maxLifetime caps the expires_in of a token response.
+const maxLifetime = 10 * 365 * 24 * time.Hour
+
 // tokenResponse is a successful token response (RFC 6749 section 5.1).
 type tokenResponse struct {
 	AccessToken  string          `json:"access_token"`
@@ -306,7 +309,10 @@ func (t *Transport) tokenRequest(ctx context.Context, asm *ServerMetadata, clien
 		return nil, fmt.Errorf("oauthclient: token type %q is not supported (only Bearer)", tr.TokenType)
 	}
 	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: "Bearer", RefreshToken: tr.RefreshToken}
+	// A lifetime beyond maxLifetime is taken as maxLifetime: the
+	// Duration arithmetic must not overflow into the past.
 	if secs, ok := expiresIn(tr.ExpiresIn); ok && secs > 0 {
+		secs = min(secs, int64(maxLifetime/time.Second))
 		tok.Expiry = t.cfg.Now().Add(time.Duration(secs) * time.Second)
 		tok.ExpiresIn = secs
 	}

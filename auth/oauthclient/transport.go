@@ -166,6 +166,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	tok, err := t.currentToken(ctx, key)
 	if err != nil {
+		closeBody(req) // RoundTrip closes the body, whatever happens
 		return nil, err
 	}
 	resp, err := t.send(req, getBody, tok, false)
@@ -252,6 +253,20 @@ func (t *Transport) send(req *http.Request, getBody func() (io.ReadCloser, error
 		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	}
 	return t.cfg.Base.RoundTrip(r)
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// CloseIdleConnections closes the idle connections of Config.Base, for
+// http.Client.CloseIdleConnections.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.cfg.Base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 func drain(resp *http.Response) {

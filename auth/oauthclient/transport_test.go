@@ -433,6 +433,57 @@ func TestRegistrationFailed(t *testing.T) {
 	}
 }
 
+func TestRegistrationRefused(t *testing.T) {
+	as := newFakeAS(t, func(as *fakeAS) { as.regStatus = 400 })
+	rs := newFakeRS(t, as, nil)
+	_, _, err := post(t, newTransport(t, Config{}), rs.url(), "x")
+	var re *RegistrationError
+	var he *HTTPError
+	if !errors.As(err, &re) || !errors.As(err, &he) || he.StatusCode != 400 {
+		t.Fatalf("err = %v, want a RegistrationError with the 400", err)
+	}
+	if auth, _, _ := as.counts(); auth != 0 {
+		t.Errorf("authorized without a client id")
+	}
+}
+
+func TestBadTokenResponses(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"token_type":"Bearer"}`:                  "no access_token",
+		`{"access_token":"a","token_type":"DPoP"}`: "not supported",
+		`not json`: "token response",
+		`{"access_token":"a","expires_in":"1e400"}`:        "",
+		`{"access_token":"a","expires_in":99999999999999}`: "",
+	} {
+		as := newFakeAS(t, func(as *fakeAS) { as.tokenBody = body })
+		rs := newFakeRS(t, as, nil)
+		_, _, err := post(t, newTransport(t, Config{}), rs.url(), "x")
+		if want == "" {
+			// The token is taken (and refused by this server, which
+			// did not issue it): what matters is no panic, no error.
+			if err != nil {
+				t.Errorf("%s: %v", body, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", body, err, want)
+		}
+	}
+}
+
+func TestTokenEndpointError(t *testing.T) {
+	as := newFakeAS(t, func(as *fakeAS) {
+		as.tokenStatus, as.tokenBody = 400, `{"error":"invalid_grant","error_description":"code expired"}`
+	})
+	rs := newFakeRS(t, as, nil)
+	_, _, err := post(t, newTransport(t, Config{}), rs.url(), "x")
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.ErrorCode != "invalid_grant" || re.ErrorDescription != "code expired" {
+		t.Fatalf("err = %v, want an oauth2.RetrieveError invalid_grant", err)
+	}
+}
+
 func TestMigrationReRegistersAndStoreIsKeyedByIssuer(t *testing.T) {
 	as1 := newFakeAS(t, func(as *fakeAS) { as.tokenPrefix = "one" })
 	as2 := newFakeAS(t, func(as *fakeAS) { as.tokenPrefix = "two" })
