@@ -51,6 +51,7 @@ type IssuerMismatchError struct {
 	Missing bool
 }
 
+// Error implements error.
 func (e *IssuerMismatchError) Error() string {
 	if e.Missing {
 		return fmt.Sprintf("oauthclient: %s has no iss, but the authorization server %s advertises authorization_response_iss_parameter_supported", e.Where, e.Expected)
@@ -71,6 +72,7 @@ type ResourceMismatchError struct {
 	MetadataURL string
 }
 
+// Error implements error.
 func (e *ResourceMismatchError) Error() string {
 	return fmt.Sprintf("oauthclient: protected resource metadata %s is for %q, not for %s", e.MetadataURL, e.Resource, e.ServerURL)
 }
@@ -86,6 +88,7 @@ type StepUpLimitError struct {
 	Scopes []string
 }
 
+// Error implements error.
 func (e *StepUpLimitError) Error() string {
 	return fmt.Sprintf("oauthclient: server still answers insufficient_scope after %d step-up authorizations (Config.MaxStepUps; last scopes %q)", e.Limit, strings.Join(e.Scopes, " "))
 }
@@ -101,6 +104,7 @@ type RegistrationError struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *RegistrationError) Error() string {
 	msg := "oauthclient: no client registration with " + e.Issuer
 	if e.Reason != "" {
@@ -126,6 +130,7 @@ type AuthorizationError struct {
 	URI         string
 }
 
+// Error implements error.
 func (e *AuthorizationError) Error() string {
 	msg := "oauthclient: authorization refused: " + e.Code
 	if e.Description != "" {
@@ -142,6 +147,7 @@ type HTTPError struct {
 	Body       string // the start of the body, for diagnosis
 }
 
+// Error implements error.
 func (e *HTTPError) Error() string {
 	return fmt.Sprintf("oauthclient: %s answered %d: %s", e.URL, e.StatusCode, e.Body)
 }
