@@ -3,8 +3,8 @@
 # and everything-client: at protocol version 2026-07-28, judged against
 # conformance/baseline.yml, and at 2025-11-25 (the active server suite
 # against the same server process and URL, and the client scenarios of that
-# generation that are not auth/*), where every scenario must pass. Exits
-# non-zero if any run fails.
+# generation), where every scenario must pass. Exits non-zero if any run
+# fails.
 #
 #   conformance/run.sh            # server and client
 #   conformance/run.sh server     # only the server scenarios
@@ -27,9 +27,13 @@ SUITE_PACKAGE=@modelcontextprotocol/conformance
 SUITE_VERSION=0.2.0-alpha.12
 REQUIREMENTS=2026-07-28
 LEGACY=2025-11-25
-# The 2025-11-25 client scenarios outside auth/* (authorization is its own
-# issue); each must pass with no failure and no warning.
-LEGACY_CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+# The 2025-11-25 client scenarios (the auth/* ones through a legacy
+# session); each must pass with no failure and no warning.
+LEGACY_CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry
+	auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
+	auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined
+	auth/scope-step-up auth/scope-retry-limit auth/token-endpoint-auth-basic auth/token-endpoint-auth-post
+	auth/token-endpoint-auth-none auth/pre-registration)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${PARLEY_CONFORMANCE_CACHE:-$HOME/.cache/parley-conformance}

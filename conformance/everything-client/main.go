@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-mcp/parley/auth/oauthclient"
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport/streamhttp"
@@ -37,6 +38,10 @@ type config struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"toolCalls"`
+	// ClientID and ClientSecret are the pre-registered client of
+	// auth/pre-registration.
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
 }
 
 var scenarios = map[string]scenario{
@@ -73,10 +78,13 @@ func main() {
 		}
 	}
 	run, ok := scenarios[name]
-	if !ok {
-		// Scenarios this client has no plan for (the auth/* ones, until
-		// Parley has an authorization client) get the plain flow: connect,
-		// list the tools, call the first.
+	switch {
+	case ok:
+	case strings.HasPrefix(name, "auth/"):
+		run = authorized
+	default:
+		// Scenarios this client has no plan for get the plain flow:
+		// connect, list the tools, call the first.
 		log.Warn("no specific handler for this scenario; running the basic flow", "scenario", name)
 		run = basic
 	}
@@ -96,6 +104,11 @@ func main() {
 // legacy version pins it, since several mock servers answer the
 // server/discover probe of the automatic mode with an empty result.
 func connect(ctx context.Context, url string, opts *client.Options) (*client.Session, error) {
+	return connectHTTP(ctx, url, opts, nil)
+}
+
+// connectHTTP is connect with options for the HTTP transport.
+func connectHTTP(ctx context.Context, url string, opts *client.Options, topts *streamhttp.ClientOptions) (*client.Session, error) {
 	var o client.Options
 	if opts != nil {
 		o = *opts
@@ -105,7 +118,7 @@ func connect(ctx context.Context, url string, opts *client.Options) (*client.Ses
 	}
 	opts = &o
 	c := client.New(mcp.Implementation{Name: "parley-everything-client", Version: "0.1.0"}, opts)
-	sess, err := c.Connect(ctx, streamhttp.NewClientTransport(url, nil))
+	sess, err := c.Connect(ctx, streamhttp.NewClientTransport(url, topts))
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
@@ -156,6 +169,49 @@ func basic(ctx context.Context, url string, _ *config) error {
 		}
 		return nil
 	})
+}
+
+// cimdURL is the client ID metadata document URL the auth/* scenarios
+// expect: the mock authorization servers take it as a client_id without
+// fetching it.
+const cimdURL = "https://conformance-test.local/client-metadata.json"
+
+// authorized is the basic flow through the OAuth client, for every auth/*
+// scenario: the first request is refused with 401, and the transport
+// discovers, registers, authorizes (headless: the mock authorization
+// server redirects at once) and retries. The scenarios that test a
+// refusal (iss, issuer or resource mismatch, the step-up limit) expect
+// this to fail.
+func authorized(ctx context.Context, url string, cfg *config) error {
+	oc, err := oauthclient.New(&oauthclient.Config{
+		Authorizer:          &oauthclient.HeadlessAuthorizer{},
+		ClientName:          "parley-everything-client",
+		ClientIDMetadataURL: cimdURL,
+		PreRegistered: func(string) *oauthclient.ClientInfo {
+			if cfg.ClientID == "" {
+				return nil
+			}
+			return &oauthclient.ClientInfo{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	sess, err := connectHTTP(ctx, url, nil, &streamhttp.ClientOptions{HTTPClient: oc.Client()})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	tools, err := listTools(ctx, sess)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if _, err := sess.CallTool(ctx, t.Name, map[string]any{}); err != nil {
+			return fmt.Errorf("tools/call %s: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 // initialize opens a session (the initialize handshake, at 2025-11-25),

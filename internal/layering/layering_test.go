@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"auth/resourceserver":     {"auth"},
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
 	"auth/authtest":           {},
+	"auth/oauthclient":        {},
 }
 
 func TestImportGraph(t *testing.T) {
