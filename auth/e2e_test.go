@@ -40,7 +40,7 @@ func newFakeClock() *fakeClock {
 	return c
 }
 
-func (c *fakeClock) Now() time.Time            { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
 func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // recorder is an http.RoundTripper that notes what went by: the status of
