@@ -64,37 +64,10 @@ func DecodeMessage(data []byte) (Message, ID, error) {
 // may have. Deeper messages are refused with an invalid-request error that
 // names the limit, before anything decodes them: recursive decoders (ours
 // and encoding/json's) would otherwise spend stack on attacker-chosen depth.
-// The envelope itself counts as one level.
-const MaxNestingDepth = 128
-
-// nestingDepth returns the deepest nesting of objects and arrays in valid
-// JSON, counting only brackets outside strings.
-func nestingDepth(data []byte) int {
-	depth, deepest := 0, 0
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			deepest = max(deepest, depth)
-		case '}', ']':
-			depth--
-		}
-	}
-	return deepest
-}
+// The envelope itself counts as one level. It is jsontext.MaxDepth, the one
+// limit every JSON reader in Parley keeps, so that no part of a message
+// the JSON-RPC layer accepts is too deep for a reader behind it.
+const MaxNestingDepth = jsontext.MaxDepth
 
 // Members of a message, as bits recording which were seen.
 const (
@@ -121,7 +94,7 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		}
 		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
 	}
-	if depth := nestingDepth(data); depth > MaxNestingDepth {
+	if depth := jsontext.Depth(data); depth > MaxNestingDepth {
 		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
 	}
 	if jsontext.FirstByte(data) != '{' {

@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // JSONValue is any JSON value, as encoding/json decodes it into any.
@@ -113,28 +115,28 @@ func (m *Implementation) decode(data []byte, a *strArena) error {
 	if a == nil {
 		a = &strArena{src: data}
 	}
-	it := newObjectIter(data)
-	for it.next() {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
 		var err error
-		switch string(it.key) {
+		switch string(it.Key) {
 		case "name":
-			m.Name, err = a.str(it.val)
+			m.Name, err = a.str(it.Val)
 		case "title":
-			m.Title, err = a.str(it.val)
+			m.Title, err = a.str(it.Val)
 		case "version":
-			m.Version, err = a.str(it.val)
+			m.Version, err = a.str(it.Val)
 		case "description":
-			m.Description, err = a.str(it.val)
+			m.Description, err = a.str(it.Val)
 		case "websiteUrl":
-			m.WebsiteURL, err = a.str(it.val)
+			m.WebsiteURL, err = a.str(it.Val)
 		case "icons":
-			err = json.Unmarshal(it.val, &m.Icons)
+			err = json.Unmarshal(it.Val, &m.Icons)
 		}
 		if err != nil {
-			return fmt.Errorf("mcp: implementation %q: %w", it.key, err)
+			return fmt.Errorf("mcp: implementation %q: %w", it.Key, err)
 		}
 	}
-	return it.err
+	return it.Err
 }
 
 // MarshalJSON writes the implementation as its struct tags say, without

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // ContentBlock is one piece of content in a tool result or prompt message:
@@ -175,19 +177,19 @@ func (c *TextContent) decode(data []byte, a *strArena) error {
 		fieldErr error
 		typed    bool
 	)
-	it := newObjectIter(data)
-	for it.next() {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
 		var key string // always a constant: it ends up in errors
-		switch string(it.key) {
+		switch string(it.Key) {
 		case "type":
 			if typed {
 				continue
 			}
 			typed = true
-			if string(it.val) == `"text"` {
+			if string(it.Val) == `"text"` {
 				continue
 			}
-			got, err := decodeString(it.val)
+			got, err := decodeString(it.Val)
 			if err != nil {
 				return fmt.Errorf("mcp: member %q: %w", "type", err)
 			}
@@ -202,7 +204,7 @@ func (c *TextContent) decode(data []byte, a *strArena) error {
 		case "_meta":
 			key = "_meta"
 		default:
-			if key = foldKey(it.key, textContentKeys); key == "" {
+			if key = foldKey(it.Key, textContentKeys); key == "" {
 				continue
 			}
 		}
@@ -212,32 +214,32 @@ func (c *TextContent) decode(data []byte, a *strArena) error {
 		var err error
 		switch key {
 		case "text":
-			if jsonKind(it.val) == 'n' {
+			if jsonKind(it.Val) == 'n' {
 				continue
 			}
-			if jsonKind(it.val) != '"' {
-				err = &json.UnmarshalTypeError{Value: describe(it.val), Type: stringType, Field: "text"}
+			if jsonKind(it.Val) != '"' {
+				err = &json.UnmarshalTypeError{Value: describe(it.Val), Type: stringType, Field: "text"}
 			} else {
-				c.Text, err = a.str(it.val)
+				c.Text, err = a.str(it.Val)
 			}
 		case "annotations":
-			if jsonKind(it.val) == 'n' {
+			if jsonKind(it.Val) == 'n' {
 				c.Annotations = nil
 				continue
 			}
 			if c.Annotations == nil {
 				c.Annotations = new(Annotations)
 			}
-			err = json.Unmarshal(it.val, c.Annotations)
+			err = json.Unmarshal(it.Val, c.Annotations)
 		case "_meta":
-			err = json.Unmarshal(it.val, &c.Meta)
+			err = json.Unmarshal(it.Val, &c.Meta)
 		}
 		if err != nil {
 			fieldErr = fmt.Errorf("mcp: text content %q: %w", key, err)
 		}
 	}
-	if it.err != nil {
-		return it.err
+	if it.Err != nil {
+		return it.Err
 	}
 	return fieldErr
 }
@@ -420,13 +422,13 @@ func decodeContentList(data []byte, a *strArena, store *contentStore) ([]Content
 	} else {
 		out = []ContentBlock{}
 	}
-	it := newArrayIter(data)
-	for i := 0; it.next(); i++ {
+	it := jsontext.NewArrayIter(data)
+	for i := 0; it.Next(); i++ {
 		var text *TextContent
 		if store != nil && !store.textUsed {
 			text = &store.text
 		}
-		c, err := decodeContentBlock(it.val, a, text)
+		c, err := decodeContentBlock(it.Val, a, text)
 		if err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
@@ -435,8 +437,8 @@ func decodeContentList(data []byte, a *strArena, store *contentStore) ([]Content
 		}
 		out = append(out, c)
 	}
-	if it.err != nil {
-		return nil, it.err
+	if it.Err != nil {
+		return nil, it.Err
 	}
 	return out, nil
 }

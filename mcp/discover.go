@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // DiscoverResult answers server/discover: the versions the server speaks,
@@ -183,61 +185,61 @@ func (c *ClientCapabilities) decode(data []byte, blk *capsBlock) error {
 	if isNullJSON(data) {
 		return nil
 	}
-	it := newObjectIter(data)
-	for it.next() {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
 		var err error
-		if !isObject(it.val) {
-			if !isNullJSON(it.val) {
-				switch string(it.key) {
+		if !isObject(it.Val) {
+			if !isNullJSON(it.Val) {
+				switch string(it.Key) {
 				case "experimental", "extensions", "roots", "sampling", "elicitation":
-					return fmt.Errorf("mcp: client capability %q: %w", it.key, errNotObject(it.val))
+					return fmt.Errorf("mcp: client capability %q: %w", it.Key, errNotObject(it.Val))
 				}
 			}
 			continue
 		}
-		switch string(it.key) {
+		switch string(it.Key) {
 		case "experimental":
-			c.Experimental, err = decodeRawMap(it.val)
+			c.Experimental, err = decodeRawMap(it.Val)
 		case "extensions":
-			c.Extensions, err = decodeRawMap(it.val)
+			c.Extensions, err = decodeRawMap(it.Val)
 		case "roots", "sampling", "elicitation":
 			if blk == nil {
 				blk = new(capsBlock)
 			}
-			switch string(it.key) {
+			switch string(it.Key) {
 			case "roots":
 				c.Roots = &blk.roots
-				in := newObjectIter(it.val)
-				for err == nil && in.next() {
-					if string(in.key) == "listChanged" {
-						c.Roots.ListChanged, err = decodeBool(in.val)
+				in := jsontext.NewObjectIter(it.Val)
+				for err == nil && in.Next() {
+					if string(in.Key) == "listChanged" {
+						c.Roots.ListChanged, err = decodeBool(in.Val)
 					}
 				}
 				if err == nil {
-					err = in.err
+					err = in.Err
 				}
 			case "sampling":
 				c.Sampling = &blk.sampling
-				err = decodeFlags(it.val, "context", &c.Sampling.Context, "tools", &c.Sampling.Tools)
+				err = decodeFlags(it.Val, "context", &c.Sampling.Context, "tools", &c.Sampling.Tools)
 			default:
 				c.Elicitation = &blk.elicitation
-				err = decodeFlags(it.val, "form", &c.Elicitation.Form, "url", &c.Elicitation.URL)
+				err = decodeFlags(it.Val, "form", &c.Elicitation.Form, "url", &c.Elicitation.URL)
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("mcp: client capability %q: %w", it.key, err)
+			return fmt.Errorf("mcp: client capability %q: %w", it.Key, err)
 		}
 	}
-	return it.err
+	return it.Err
 }
 
 // decodeFlags decodes an object whose members k1 and k2 are presence flags
 // (objects whose content is not kept).
 func decodeFlags(raw []byte, k1 string, f1 **struct{}, k2 string, f2 **struct{}) error {
-	it := newObjectIter(raw)
-	for it.next() {
+	it := jsontext.NewObjectIter(raw)
+	for it.Next() {
 		var f **struct{}
-		switch string(it.key) {
+		switch string(it.Key) {
 		case k1:
 			f = f1
 		case k2:
@@ -246,15 +248,15 @@ func decodeFlags(raw []byte, k1 string, f1 **struct{}, k2 string, f2 **struct{})
 			continue
 		}
 		switch {
-		case isObject(it.val):
+		case isObject(it.Val):
 			*f = &struct{}{}
-		case isNullJSON(it.val):
+		case isNullJSON(it.Val):
 			*f = nil
 		default:
-			return fmt.Errorf("%q: %w", it.key, errNotObject(it.val))
+			return fmt.Errorf("%q: %w", it.Key, errNotObject(it.Val))
 		}
 	}
-	return it.err
+	return it.Err
 }
 
 func isObject(raw []byte) bool { return jsonKind(raw) == '{' }
@@ -269,11 +271,11 @@ func decodeRawMap(raw []byte) (map[string]json.RawMessage, error) {
 		return nil, nil
 	}
 	m := make(map[string]json.RawMessage)
-	it := newObjectIter(raw)
-	for it.next() {
-		m[string(it.key)] = cloneRaw(it.val)
+	it := jsontext.NewObjectIter(raw)
+	for it.Next() {
+		m[string(it.Key)] = cloneRaw(it.Val)
 	}
-	return m, it.err
+	return m, it.Err
 }
 
 // ServerCapabilities are the optional features a server offers, returned by

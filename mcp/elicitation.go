@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Elicitation lets a server ask the client's user for input: a small form
@@ -221,16 +223,16 @@ func (m *primitiveSchemaMap) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	out := make(primitiveSchemaMap)
-	it := newObjectIter(data)
-	for it.next() {
-		d, err := DecodePrimitiveSchemaDefinition(it.val)
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
+		d, err := DecodePrimitiveSchemaDefinition(it.Val)
 		if err != nil {
-			return fmt.Errorf("property %q: %w", it.key, err)
+			return fmt.Errorf("property %q: %w", it.Key, err)
 		}
-		out[string(it.key)] = d
+		out[string(it.Key)] = d
 	}
 	*m = out
-	return it.err
+	return it.Err
 }
 
 // ElicitAction is the user's response to an elicitation.
@@ -650,11 +652,11 @@ func DecodePrimitiveSchemaDefinition(data []byte) (PrimitiveSchemaDefinition, er
 		hasEnum, hasOneOf, hasName bool
 		items                      []byte
 	)
-	it := newObjectIter(data)
-	for it.next() {
-		switch string(it.key) {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
+		switch string(it.Key) {
 		case "type":
-			s, err := decodeString(it.val)
+			s, err := decodeString(it.Val)
 			if err != nil {
 				return nil, fmt.Errorf("mcp: schema \"type\": %w", err)
 			}
@@ -666,11 +668,11 @@ func DecodePrimitiveSchemaDefinition(data []byte) (PrimitiveSchemaDefinition, er
 		case "enumNames":
 			hasName = true
 		case "items":
-			items = it.val
+			items = it.Val
 		}
 	}
-	if it.err != nil {
-		return nil, it.err
+	if it.Err != nil {
+		return nil, it.Err
 	}
 	var d PrimitiveSchemaDefinition
 	switch typ {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Multi-round-trip requests (MRTR). A server that needs input from the
@@ -80,16 +82,16 @@ func (m *InputRequests) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	out := make(InputRequests)
-	it := newObjectIter(data)
-	for it.next() {
-		r, err := DecodeInputRequest(it.val)
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
+		r, err := DecodeInputRequest(it.Val)
 		if err != nil {
-			return fmt.Errorf("mcp: input request %q: %w", it.key, err)
+			return fmt.Errorf("mcp: input request %q: %w", it.Key, err)
 		}
-		out[string(it.key)] = r
+		out[string(it.Key)] = r
 	}
-	if it.err != nil {
-		return it.err
+	if it.Err != nil {
+		return it.Err
 	}
 	*m = out
 	return nil

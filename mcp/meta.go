@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
 )
 
@@ -214,49 +215,49 @@ func (m *RequestMetaObject) decode(data []byte, blk *metaBlock, a *strArena) err
 	if isNullJSON(data) {
 		return nil
 	}
-	it := newObjectIter(data)
-	for it.next() {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
 		var err error
-		switch string(it.key) {
+		switch string(it.Key) {
 		case MetaKeyProtocolVersion:
-			m.ProtocolVersion, err = decodeProtocolVersion(it.val)
+			m.ProtocolVersion, err = decodeProtocolVersion(it.Val)
 		case MetaKeyClientCapabilities:
-			if !isNullJSON(it.val) {
+			if !isNullJSON(it.Val) {
 				if blk == nil {
 					blk = new(metaBlock)
 				}
 				m.ClientCapabilities = &blk.caps
-				err = blk.caps.decode(it.val, &blk.capsBlock)
+				err = blk.caps.decode(it.Val, &blk.capsBlock)
 			}
 		case MetaKeyClientInfo:
-			if !isNullJSON(it.val) {
+			if !isNullJSON(it.Val) {
 				if blk == nil {
 					blk = new(metaBlock)
 				}
 				m.ClientInfo = &blk.info
-				err = blk.info.decode(it.val, a)
+				err = blk.info.decode(it.Val, a)
 			}
 		case MetaKeyLogLevel:
-			m.LogLevel, err = decodeLoggingLevel(it.val)
+			m.LogLevel, err = decodeLoggingLevel(it.Val)
 		case MetaKeyProgressToken:
-			err = m.ProgressToken.UnmarshalJSON(it.val)
+			err = m.ProgressToken.UnmarshalJSON(it.Val)
 		case MetaKeyTraceparent:
-			m.Traceparent, err = a.str(it.val)
+			m.Traceparent, err = a.str(it.Val)
 		case MetaKeyTracestate:
-			m.Tracestate, err = a.str(it.val)
+			m.Tracestate, err = a.str(it.Val)
 		case MetaKeyBaggage:
-			m.Baggage, err = a.str(it.val)
+			m.Baggage, err = a.str(it.Val)
 		default:
 			if m.Extra == nil {
 				m.Extra = make(MetaExtra, 2)
 			}
-			m.Extra[string(it.key)] = cloneRaw(it.val)
+			m.Extra[string(it.Key)] = cloneRaw(it.Val)
 		}
 		if err != nil {
-			return fmt.Errorf("mcp: _meta %q: %w", it.key, err)
+			return fmt.Errorf("mcp: _meta %q: %w", it.Key, err)
 		}
 	}
-	return it.err
+	return it.Err
 }
 
 // metaBlock holds the values a RequestMetaObject points to, so that
@@ -412,31 +413,31 @@ func (m *ResultMetaObject) decode(data []byte, a *strArena, info *Implementation
 	if isNullJSON(data) {
 		return nil
 	}
-	it := newObjectIter(data)
-	for it.next() {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
 		var err error
-		switch string(it.key) {
+		switch string(it.Key) {
 		case MetaKeyServerInfo:
-			if !isNullJSON(it.val) {
+			if !isNullJSON(it.Val) {
 				if info == nil {
 					info = new(Implementation)
 				}
 				m.ServerInfo = info
-				err = info.decode(it.val, a)
+				err = info.decode(it.Val, a)
 			}
 		case MetaKeySubscriptionID:
-			err = m.SubscriptionID.UnmarshalJSON(it.val)
+			err = m.SubscriptionID.UnmarshalJSON(it.Val)
 		default:
 			if m.Extra == nil {
 				m.Extra = make(MetaExtra, 2)
 			}
-			m.Extra[string(it.key)] = cloneRaw(it.val)
+			m.Extra[string(it.Key)] = cloneRaw(it.Val)
 		}
 		if err != nil {
-			return fmt.Errorf("mcp: _meta %q: %w", it.key, err)
+			return fmt.Errorf("mcp: _meta %q: %w", it.Key, err)
 		}
 	}
-	return it.err
+	return it.Err
 }
 
 // NotificationMetaObject is the _meta of a notification's params: the
@@ -471,20 +472,20 @@ func (m *NotificationMetaObject) UnmarshalJSON(data []byte) error {
 	if isNullJSON(data) {
 		return nil
 	}
-	it := newObjectIter(data)
-	for it.next() {
-		if string(it.key) == MetaKeySubscriptionID {
-			if err := m.SubscriptionID.UnmarshalJSON(it.val); err != nil {
-				return fmt.Errorf("mcp: _meta %q: %w", it.key, err)
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
+		if string(it.Key) == MetaKeySubscriptionID {
+			if err := m.SubscriptionID.UnmarshalJSON(it.Val); err != nil {
+				return fmt.Errorf("mcp: _meta %q: %w", it.Key, err)
 			}
 			continue
 		}
 		if m.Extra == nil {
 			m.Extra = make(MetaExtra, 2)
 		}
-		m.Extra[string(it.key)] = cloneRaw(it.val)
+		m.Extra[string(it.Key)] = cloneRaw(it.Val)
 	}
-	return it.err
+	return it.Err
 }
 
 // RequestParams are the params of a request that has nothing but _meta,

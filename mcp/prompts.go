@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Prompt describes a prompt template a server offers, as listed by
@@ -205,15 +207,15 @@ func decodePromptMessages(data []byte, a *strArena, store *getPromptStore) ([]Pr
 	} else {
 		out = []PromptMessage{}
 	}
-	it := newArrayIter(data)
-	for i := 0; it.next(); i++ {
+	it := jsontext.NewArrayIter(data)
+	for i := 0; it.Next(); i++ {
 		var text *TextContent
 		if !store.textUsed {
 			text = &store.text
 		}
 		var m PromptMessage
-		if it.val[0] != 'n' { // null is the zero message
-			if err := m.decode(it.val, a, text); err != nil {
+		if it.Val[0] != 'n' { // null is the zero message
+			if err := m.decode(it.Val, a, text); err != nil {
 				return nil, fmt.Errorf("messages[%d]: %w", i, err)
 			}
 		}
@@ -222,8 +224,8 @@ func decodePromptMessages(data []byte, a *strArena, store *getPromptStore) ([]Pr
 		}
 		out = append(out, m)
 	}
-	if it.err != nil {
-		return nil, it.err
+	if it.Err != nil {
+		return nil, it.Err
 	}
 	return out, nil
 }

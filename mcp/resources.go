@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Resource is a piece of data a server exposes under a URI, as listed by
@@ -110,17 +112,17 @@ func DecodeResourceContents(data []byte) (ResourceContents, error) {
 // be nil).
 func decodeResourceContents(data []byte, a *strArena, text *TextResourceContents) (ResourceContents, error) {
 	var hasText, hasBlob bool
-	it := newObjectIter(data)
-	for it.next() {
-		switch string(it.key) {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
+		switch string(it.Key) {
 		case "text":
 			hasText = true
 		case "blob":
 			hasBlob = true
 		}
 	}
-	if it.err != nil {
-		return nil, it.err
+	if it.Err != nil {
+		return nil, it.Err
 	}
 	switch {
 	case hasBlob:
@@ -343,13 +345,13 @@ func decodeResourceContentsList(data []byte, a *strArena, store *readResourceSto
 	} else {
 		out = []ResourceContents{}
 	}
-	it := newArrayIter(data)
-	for i := 0; it.next(); i++ {
+	it := jsontext.NewArrayIter(data)
+	for i := 0; it.Next(); i++ {
 		var text *TextResourceContents
 		if !store.textUsed {
 			text = &store.text
 		}
-		c, err := decodeResourceContents(it.val, a, text)
+		c, err := decodeResourceContents(it.Val, a, text)
 		if err != nil {
 			return nil, fmt.Errorf("contents[%d]: %w", i, err)
 		}
@@ -358,8 +360,8 @@ func decodeResourceContentsList(data []byte, a *strArena, store *readResourceSto
 		}
 		out = append(out, c)
 	}
-	if it.err != nil {
-		return nil, it.err
+	if it.Err != nil {
+		return nil, it.Err
 	}
 	return out, nil
 }

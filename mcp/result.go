@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // ResultType says how a client must read a result: as the final answer
@@ -144,14 +146,14 @@ func (e *UnknownResultTypeError) Is(target error) bool { return target == ErrUnk
 func ParseResultType(raw json.RawMessage) (ResultType, error) {
 	// Walk the whole object, so that malformed JSON is reported here.
 	var v []byte
-	it := newObjectIter(raw)
-	for it.next() {
-		if string(it.key) == "resultType" {
-			v = it.val
+	it := jsontext.NewObjectIter(raw)
+	for it.Next() {
+		if string(it.Key) == "resultType" {
+			v = it.Val
 		}
 	}
-	if it.err != nil {
-		return "", it.err
+	if it.Err != nil {
+		return "", it.Err
 	}
 	return classifyResultType(v)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Sampling lets a server ask the client's LLM for a completion. Under
@@ -374,23 +376,23 @@ func unmarshalEmbeddedRequest(data []byte, want string) (json.RawMessage, error)
 	var method string
 	var params json.RawMessage
 	var sawMethod bool
-	it := newObjectIter(data)
-	for it.next() {
-		switch string(it.key) {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
+		switch string(it.Key) {
 		case "method":
-			m, err := decodeString(it.val)
+			m, err := decodeString(it.Val)
 			if err != nil {
 				return nil, err
 			}
 			method, sawMethod = m, true
 		case "params":
-			if !isNullJSON(it.val) {
-				params = it.val
+			if !isNullJSON(it.Val) {
+				params = it.Val
 			}
 		}
 	}
-	if it.err != nil {
-		return nil, it.err
+	if it.Err != nil {
+		return nil, it.Err
 	}
 	if sawMethod && method != want {
 		return nil, fmt.Errorf("mcp: method is %q, want %q: %w", method, want, ErrUnknownInputRequest)

@@ -155,31 +155,31 @@ func (p *CallToolRequestParams) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	a := newArena(data)
-	it := newObjectIter(data)
-	for it.next() {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
 		var err error
-		switch string(it.key) {
+		switch string(it.Key) {
 		case "_meta":
-			p.Meta, err = decodeRequestMetaField(it.val, a)
+			p.Meta, err = decodeRequestMetaField(it.Val, a)
 		case "name":
-			p.Name, err = a.str(it.val)
+			p.Name, err = a.str(it.Val)
 		case "arguments":
 			switch {
-			case isObject(it.val):
-				p.Arguments = cloneRaw(it.val)
-			case !isNullJSON(it.val):
-				err = errNotObject(it.val)
+			case isObject(it.Val):
+				p.Arguments = cloneRaw(it.Val)
+			case !isNullJSON(it.Val):
+				err = errNotObject(it.Val)
 			}
 		case "inputResponses":
-			p.InputResponses, err = decodeInputResponses(it.val)
+			p.InputResponses, err = decodeInputResponses(it.Val)
 		case "requestState":
-			p.RequestState, err = a.str(it.val)
+			p.RequestState, err = a.str(it.Val)
 		}
 		if err != nil {
-			return fmt.Errorf("mcp: tools/call params %q: %w", it.key, err)
+			return fmt.Errorf("mcp: tools/call params %q: %w", it.Key, err)
 		}
 	}
-	return it.err
+	return it.Err
 }
 
 // MarshalJSON writes the params as their struct tags say, without

@@ -106,7 +106,7 @@ func TestDigestBindsMethodAndTarget(t *testing.T) {
 func TestDigestRejectsInvalidJSON(t *testing.T) {
 	for _, raw := range []string{`{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`,
 		`{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", `{"a":tru}`, `{} {}`, `{"a":1}x`, `nul`, `-`, `"abc`,
-		string(bytes.Repeat([]byte("["), maxDepth+1)) + string(bytes.Repeat([]byte("]"), maxDepth+1))} {
+		string(bytes.Repeat([]byte("["), jsontext.MaxDepth+1)) + string(bytes.Repeat([]byte("]"), jsontext.MaxDepth+1))} {
 		if _, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(raw)}); err == nil {
 			t.Errorf("%q digested", raw)
 		}
@@ -135,7 +135,7 @@ func FuzzDigest(f *testing.F) {
 			return
 		}
 		if err != nil {
-			if bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > maxDepth {
+			if bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > jsontext.MaxDepth {
 				return
 			}
 			t.Fatalf("valid JSON %q refused: %v", raw, err)
