@@ -121,7 +121,11 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 			bit = seenID
 			switch c := value[0]; {
 			case c == '"' || c == '-' || (c >= '0' && c <= '9'):
-				id = ID{raw: string(value)}
+				// Valid JSON (checked above), so a valid id: this only
+				// copies the text.
+				if id.UnmarshalJSON(value) != nil {
+					id, badID = ID{}, true
+				}
 			case c == 'n': // null
 				id = ID{}
 			default:
@@ -306,11 +310,11 @@ func EncodeMessage(m Message) ([]byte, error) {
 	switch m := m.(type) {
 	case *Request:
 		if m != nil {
-			n += len(m.ID.raw) + len(m.Method) + len(m.Params)
+			n += len(m.ID.Raw()) + len(m.Method) + len(m.Params)
 		}
 	case *Response:
 		if m != nil {
-			n += len(m.ID.raw) + len(m.Result)
+			n += len(m.ID.Raw()) + len(m.Result)
 			if m.Error != nil {
 				n += 32 + len(m.Error.Message) + len(m.Error.Data)
 			}
@@ -335,7 +339,7 @@ func appendRequest(dst []byte, id ID, method string, params []byte) ([]byte, err
 	dst = append(dst, `{"jsonrpc":"2.0",`...)
 	if id.IsValid() {
 		dst = append(dst, `"id":`...)
-		dst = append(dst, id.raw...)
+		dst = append(dst, id.Raw()...)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"method":`...)
@@ -371,7 +375,7 @@ func appendResponse(dst []byte, id ID, result []byte, e *Error) ([]byte, error) 
 	dst = append(dst, `{"jsonrpc":"2.0"`...)
 	if id.IsValid() {
 		dst = append(dst, `,"id":`...)
-		dst = append(dst, id.raw...)
+		dst = append(dst, id.Raw()...)
 	} else if e == nil {
 		dst = append(dst, `,"id":null`...)
 	}

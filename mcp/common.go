@@ -3,8 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // JSONValue is any JSON value, as encoding/json decodes it into any.
@@ -115,7 +113,7 @@ func (m *Implementation) decode(data []byte, a *strArena) error {
 	if a == nil {
 		a = &strArena{src: data}
 	}
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		var err error
 		switch string(it.Key) {

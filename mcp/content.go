@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // ContentBlock is one piece of content in a tool result or prompt message:
@@ -177,7 +175,7 @@ func (c *TextContent) decode(data []byte, a *strArena) error {
 		fieldErr error
 		typed    bool
 	)
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		var key string // always a constant: it ends up in errors
 		switch string(it.Key) {
@@ -422,7 +420,7 @@ func decodeContentList(data []byte, a *strArena, store *contentStore) ([]Content
 	} else {
 		out = []ContentBlock{}
 	}
-	it := jsontext.NewArrayIter(data)
+	it := newArrayIter(data)
 	for i := 0; it.Next(); i++ {
 		var text *TextContent
 		if store != nil && !store.textUsed {

@@ -3,8 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // DiscoverResult answers server/discover: the versions the server speaks,
@@ -185,7 +183,7 @@ func (c *ClientCapabilities) decode(data []byte, blk *capsBlock) error {
 	if isNullJSON(data) {
 		return nil
 	}
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		var err error
 		if !isObject(it.Val) {
@@ -209,7 +207,7 @@ func (c *ClientCapabilities) decode(data []byte, blk *capsBlock) error {
 			switch string(it.Key) {
 			case "roots":
 				c.Roots = &blk.roots
-				in := jsontext.NewObjectIter(it.Val)
+				in := newObjectIter(it.Val)
 				for err == nil && in.Next() {
 					if string(in.Key) == "listChanged" {
 						c.Roots.ListChanged, err = decodeBool(in.Val)
@@ -236,7 +234,7 @@ func (c *ClientCapabilities) decode(data []byte, blk *capsBlock) error {
 // decodeFlags decodes an object whose members k1 and k2 are presence flags
 // (objects whose content is not kept).
 func decodeFlags(raw []byte, k1 string, f1 **struct{}, k2 string, f2 **struct{}) error {
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		var f **struct{}
 		switch string(it.Key) {
@@ -271,7 +269,7 @@ func decodeRawMap(raw []byte) (map[string]json.RawMessage, error) {
 		return nil, nil
 	}
 	m := make(map[string]json.RawMessage)
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		m[string(it.Key)] = cloneRaw(it.Val)
 	}

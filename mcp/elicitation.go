@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Elicitation lets a server ask the client's user for input: a small form
@@ -223,7 +221,7 @@ func (m *primitiveSchemaMap) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	out := make(primitiveSchemaMap)
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		d, err := DecodePrimitiveSchemaDefinition(it.Val)
 		if err != nil {
@@ -652,7 +650,7 @@ func DecodePrimitiveSchemaDefinition(data []byte) (PrimitiveSchemaDefinition, er
 		hasEnum, hasOneOf, hasName bool
 		items                      []byte
 	)
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		switch string(it.Key) {
 		case "type":

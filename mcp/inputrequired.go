@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Multi-round-trip requests (MRTR). A server that needs input from the
@@ -82,7 +80,7 @@ func (m *InputRequests) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	out := make(InputRequests)
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		r, err := DecodeInputRequest(it.Val)
 		if err != nil {

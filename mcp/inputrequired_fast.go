@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // This file holds one-pass decoders and append-style encoders for the
@@ -46,7 +44,7 @@ func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 		blk.arena.src = raw
 		a = &blk.arena
 	}
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		var err error
 		switch string(it.Key) {
@@ -90,7 +88,7 @@ func fastDecodeInputRequests(raw []byte, a *strArena) (InputRequests, bool) {
 // declines, generic does.
 func fastDecodeMap[V any](raw []byte, a *strArena, fast func([]byte, *strArena) (V, bool), generic func([]byte) (V, error)) (map[string]V, bool) {
 	out := make(map[string]V, 1)
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		v, ok := fast(it.Val, a)
 		if !ok {
@@ -109,7 +107,7 @@ func fastDecodeMap[V any](raw []byte, a *strArena, fast func([]byte, *strArena) 
 func fastDecodeInputRequest(raw []byte, a *strArena) (InputRequest, bool) {
 	var params []byte
 	methods := 0
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		switch string(it.Key) {
 		case "method":
@@ -136,7 +134,7 @@ var elicitFormFields = []string{"mode", "message", "requestedSchema", "_meta"}
 func fastDecodeElicitForm(raw []byte, a *strArena) (*ElicitRequestFormParams, bool) {
 	p := new(ElicitRequestFormParams)
 	modes := 0
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		v := it.Val
 		switch string(it.Key) {
@@ -175,7 +173,7 @@ var requestedSchemaFields = []string{"$schema", "properties", "required"}
 
 func fastDecodeRequestedSchema(raw []byte, a *strArena, s *ElicitRequestedSchema) bool {
 	types := 0
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		v := it.Val
 		switch string(it.Key) {
@@ -232,7 +230,7 @@ func fastDecodeFieldSchema(raw []byte, a *strArena) (PrimitiveSchemaDefinition, 
 // which encoding/json decodes as "".
 func fastDecodeStrings(raw []byte, a *strArena) ([]string, bool) {
 	out := make([]string, 0, 2)
-	it := jsontext.NewArrayIter(raw)
+	it := newArrayIter(raw)
 	for it.Next() {
 		if it.Val[0] != '"' {
 			return nil, false
@@ -256,7 +254,7 @@ func fastDecodeStringSchema(raw []byte, a *strArena) (*StringSchema, bool) {
 	}
 	s := new(StringSchema)
 	types := 0
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		v := it.Val
 		var err error
@@ -464,7 +462,7 @@ var elicitResultFields = []string{"action", "content", "_meta"}
 func fastDecodeElicitResult(raw []byte) (*ElicitResult, bool) {
 	r := new(ElicitResult)
 	contents := 0
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		v := it.Val
 		switch string(it.Key) {
@@ -505,7 +503,7 @@ func fastDecodeFormValues(raw []byte) (map[string]any, bool) {
 	}
 	a := newArena(raw)
 	out := make(map[string]any, 2)
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		v := it.Val
 		var val any
@@ -524,7 +522,7 @@ func fastDecodeFormValues(raw []byte) (map[string]any, bool) {
 			val = nil
 		case c == '[':
 			list := make([]any, 0, 2)
-			ai := jsontext.NewArrayIter(v)
+			ai := newArrayIter(v)
 			for ai.Next() {
 				if ai.Val[0] != '"' {
 					return nil, false

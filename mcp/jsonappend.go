@@ -210,10 +210,10 @@ func appendCompactJSON(dst, raw []byte) ([]byte, error) {
 	i := skipSpace(raw, 0)
 	end, err := jsontext.SkipValue(raw, i, 0)
 	if err != nil {
-		return dst, err
+		return dst, syntaxError(err)
 	}
 	if j := skipSpace(raw, end); j != len(raw) {
-		return dst, &jsontext.SyntaxError{Msg: "unexpected data after value", Offset: j}
+		return dst, syntaxError(&jsontext.SyntaxError{Msg: "unexpected data after value", Offset: j})
 	}
 	v := raw[i:end]
 	clean := true

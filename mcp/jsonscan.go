@@ -35,6 +35,50 @@ var (
 // member wins, and malformed JSON anywhere is reported before a value of
 // the wrong type.
 
+// objectIter is jsontext.ObjectIter whose errors say they are mcp's, as
+// every error of this package does: they reach peers in -32602 messages.
+type objectIter struct{ jsontext.ObjectIter }
+
+func newObjectIter(data []byte) objectIter { return objectIter{jsontext.NewObjectIter(data)} }
+
+// Next advances to the next member and reports whether there is one.
+func (it *objectIter) Next() bool {
+	if it.ObjectIter.Next() {
+		return true
+	}
+	it.Err = syntaxError(it.Err)
+	return false
+}
+
+// arrayIter is jsontext.ArrayIter with mcp's errors, as objectIter is.
+type arrayIter struct{ jsontext.ArrayIter }
+
+func newArrayIter(data []byte) arrayIter { return arrayIter{jsontext.NewArrayIter(data)} }
+
+// Next advances to the next element and reports whether there is one.
+func (it *arrayIter) Next() bool {
+	if it.ArrayIter.Next() {
+		return true
+	}
+	it.Err = syntaxError(it.Err)
+	return false
+}
+
+// mcpSyntaxError is a *jsontext.SyntaxError reported by this package.
+type mcpSyntaxError struct{ *jsontext.SyntaxError }
+
+func (e mcpSyntaxError) Error() string { return "mcp: " + e.SyntaxError.Error() }
+func (e mcpSyntaxError) Unwrap() error { return e.SyntaxError }
+
+// syntaxError marks a scanner error as mcp's (once); other errors, nil
+// included, pass unchanged.
+func syntaxError(err error) error {
+	if se, ok := err.(*jsontext.SyntaxError); ok {
+		return mcpSyntaxError{se}
+	}
+	return err
+}
+
 // skipSpace returns the offset of the first non-whitespace byte at or
 // after i.
 func skipSpace(d []byte, i int) int { return jsontext.SkipSpace(d, i) }
@@ -119,7 +163,7 @@ func describe(raw []byte) string {
 // object raw, or nil when there is none. It stops at the first match, so the
 // rest of the object is not validated; callers decode raw fully afterwards.
 func peekMember(raw []byte, key string) ([]byte, error) {
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		if string(it.Key) == key {
 			return it.Val, nil
@@ -222,7 +266,7 @@ func (a *strArena) offset(v []byte) (int, bool) {
 // receives the raw value of the last member named exactly "resultType",
 // for the result decoders to classify, even after a field error.
 func decodeMembers(data []byte, what string, keys []string, rt *[]byte, member func(key string, v []byte) error) (fieldErr, err error) {
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		key := exactKey(it.Key, keys)
 		if key == "" {

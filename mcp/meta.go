@@ -6,8 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parley-mcp/parley/internal/jsontext"
-	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 )
 
 // Reserved _meta keys. The io.modelcontextprotocol/ prefix belongs to MCP;
@@ -51,16 +50,14 @@ func IsReservedMetaKey(key string) bool {
 	return len(labels) >= 2 && (labels[1] == "modelcontextprotocol" || labels[1] == "mcp")
 }
 
-// RequestId is a JSON-RPC request id: a string or an integer, echoed exactly.
-type RequestId = jsonrpc.ID //nolint:revive // the schema's name
-
-// RequestID is the idiomatic Go spelling of [RequestId].
-type RequestID = jsonrpc.ID
+// RequestID is a JSON-RPC request id (the schema's RequestId): a string or
+// an integer, echoed exactly.
+type RequestID = wire.ID
 
 // ProgressToken associates notifications/progress with the request that
 // asked for them: a string or an integer, kept exactly as sent. Build one
-// with jsonrpc.StringID or jsonrpc.Int64ID.
-type ProgressToken = jsonrpc.ID
+// with wire.StringID or wire.Int64ID.
+type ProgressToken = wire.ID
 
 // MetaObject is the free-form content of a _meta member on content,
 // tools, prompts, resources and other objects. Values decode as
@@ -215,7 +212,7 @@ func (m *RequestMetaObject) decode(data []byte, blk *metaBlock, a *strArena) err
 	if isNullJSON(data) {
 		return nil
 	}
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		var err error
 		switch string(it.Key) {
@@ -342,7 +339,7 @@ type ResultMetaObject struct {
 	ServerInfo *Implementation
 	// SubscriptionID is set on the result that ends a subscriptions/listen
 	// stream: the JSON-RPC id of the listen request.
-	SubscriptionID RequestId
+	SubscriptionID RequestID
 	// Extra holds every other key, raw.
 	Extra MetaExtra
 }
@@ -413,7 +410,7 @@ func (m *ResultMetaObject) decode(data []byte, a *strArena, info *Implementation
 	if isNullJSON(data) {
 		return nil
 	}
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		var err error
 		switch string(it.Key) {
@@ -446,7 +443,7 @@ func (m *ResultMetaObject) decode(data []byte, a *strArena, info *Implementation
 type NotificationMetaObject struct {
 	// SubscriptionID is the JSON-RPC id of the subscriptions/listen request
 	// whose stream carries the notification.
-	SubscriptionID RequestId
+	SubscriptionID RequestID
 	// Extra holds every other key, raw.
 	Extra MetaExtra
 }
@@ -472,7 +469,7 @@ func (m *NotificationMetaObject) UnmarshalJSON(data []byte) error {
 	if isNullJSON(data) {
 		return nil
 	}
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		if string(it.Key) == MetaKeySubscriptionID {
 			if err := m.SubscriptionID.UnmarshalJSON(it.Val); err != nil {

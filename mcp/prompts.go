@@ -3,8 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Prompt describes a prompt template a server offers, as listed by
@@ -207,7 +205,7 @@ func decodePromptMessages(data []byte, a *strArena, store *getPromptStore) ([]Pr
 	} else {
 		out = []PromptMessage{}
 	}
-	it := jsontext.NewArrayIter(data)
+	it := newArrayIter(data)
 	for i := 0; it.Next(); i++ {
 		var text *TextContent
 		if !store.textUsed {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Resource is a piece of data a server exposes under a URI, as listed by
@@ -112,7 +110,7 @@ func DecodeResourceContents(data []byte) (ResourceContents, error) {
 // be nil).
 func decodeResourceContents(data []byte, a *strArena, text *TextResourceContents) (ResourceContents, error) {
 	var hasText, hasBlob bool
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		switch string(it.Key) {
 		case "text":
@@ -345,7 +343,7 @@ func decodeResourceContentsList(data []byte, a *strArena, store *readResourceSto
 	} else {
 		out = []ResourceContents{}
 	}
-	it := jsontext.NewArrayIter(data)
+	it := newArrayIter(data)
 	for i := 0; it.Next(); i++ {
 		var text *TextResourceContents
 		if !store.textUsed {

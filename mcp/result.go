@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // ResultType says how a client must read a result: as the final answer
@@ -146,7 +144,7 @@ func (e *UnknownResultTypeError) Is(target error) bool { return target == ErrUnk
 func ParseResultType(raw json.RawMessage) (ResultType, error) {
 	// Walk the whole object, so that malformed JSON is reported here.
 	var v []byte
-	it := jsontext.NewObjectIter(raw)
+	it := newObjectIter(raw)
 	for it.Next() {
 		if string(it.Key) == "resultType" {
 			v = it.Val

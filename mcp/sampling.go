@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // Sampling lets a server ask the client's LLM for a completion. Under
@@ -376,7 +374,7 @@ func unmarshalEmbeddedRequest(data []byte, want string) (json.RawMessage, error)
 	var method string
 	var params json.RawMessage
 	var sawMethod bool
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		switch string(it.Key) {
 		case "method":

@@ -85,9 +85,6 @@ type CallToolRequestParams struct {
 // RequestMeta returns the params' _meta, allocating it if needed.
 func (p *CallToolRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
 
-// CallToolParams is a shorter name for [CallToolRequestParams].
-type CallToolParams = CallToolRequestParams
-
 // Continuation returns pointers to the params' inputResponses and
 // requestState; see [InputResponseParams].
 func (p *CallToolRequestParams) Continuation() (*InputResponses, *string) {
@@ -155,7 +152,7 @@ func (p *CallToolRequestParams) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	a := newArena(data)
-	it := jsontext.NewObjectIter(data)
+	it := newObjectIter(data)
 	for it.Next() {
 		var err error
 		switch string(it.Key) {
