@@ -216,10 +216,6 @@ type Number struct {
 // returns its parts; n.End is the offset just past it.
 func ScanNumber(data []byte, i int) (n Number, err error) {
 	n.Start = i
-	fail := func() (Number, error) {
-		n.End = i
-		return n, &SyntaxError{Msg: "invalid number", Offset: n.Start}
-	}
 	if i < len(data) && data[i] == '-' {
 		n.Neg = true
 		i++
@@ -233,7 +229,7 @@ func ScanNumber(data []byte, i int) (n Number, err error) {
 			i++
 		}
 	default:
-		return fail()
+		return badNumber(n, i)
 	}
 	n.IntEnd = i
 	n.FracStart, n.FracEnd = i, i
@@ -244,7 +240,7 @@ func ScanNumber(data []byte, i int) (n Number, err error) {
 			i++
 		}
 		if i == n.FracStart {
-			return fail()
+			return badNumber(n, i)
 		}
 		n.FracEnd = i
 	}
@@ -260,12 +256,17 @@ func ScanNumber(data []byte, i int) (n Number, err error) {
 			i++
 		}
 		if i == n.ExpStart {
-			return fail()
+			return badNumber(n, i)
 		}
 		n.ExpEnd = i
 	}
 	n.End = i
 	return n, nil
+}
+
+func badNumber(n Number, i int) (Number, error) {
+	n.End = i
+	return n, &SyntaxError{Msg: "invalid number", Offset: n.Start}
 }
 
 // ObjectIter iterates over the members of one JSON object, validating as
