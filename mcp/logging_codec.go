@@ -1,8 +1,9 @@
 package mcp
 
-// The JSON coding of the types declared in logging.go: hand-written one-pass
-// coders that keep encoding/json's rules (see jsonscan.go), and the
-// decoders of its unions.
+// The JSON coding of the types declared in logging.go, kept apart so that
+// logging.go reads as the schema: the hand-written one-pass coders, which
+// keep encoding/json's rules (see jsonscan.go), and the decoders that choose
+// the Go type of a union's member.
 
 // decodeLoggingLevel decodes a level without allocating for valid ones.
 // Unknown values are kept (a server rejects them with -32602).

@@ -199,3 +199,33 @@ func hasDuplicateKeys(raw []byte) bool {
 		}
 	}
 }
+
+// TestDigestNestingLimit: arguments nest as deep as a message may carry
+// them (jsontext.MaxDepth levels) and no deeper; deeper ones are refused as
+// undigestable JSON, by the scanner's limit, whatever the nesting is made
+// of.
+func TestDigestNestingLimit(t *testing.T) {
+	for _, open := range []string{"[", `{"a":`} {
+		closer := map[string]string{"[": "]", `{"a":`: "}"}[open]
+		nest := func(n int) string {
+			inner := "1"
+			if open == "[" {
+				inner = ""
+			}
+			return strings.Repeat(open, n) + inner + strings.Repeat(closer, n)
+		}
+		if _, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(nest(jsontext.MaxDepth))}); err != nil {
+			t.Errorf("%s x %d: %v", open, jsontext.MaxDepth, err)
+		}
+		_, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(nest(jsontext.MaxDepth + 1))})
+		if !errors.Is(err, errBadJSON) {
+			t.Errorf("%s x %d: err = %v, want errBadJSON", open, jsontext.MaxDepth+1, err)
+		}
+		// Inside an object member, where the value is checked before it
+		// is written.
+		_, err = requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(`{"x":` + nest(jsontext.MaxDepth) + `}`)})
+		if !errors.Is(err, errBadJSON) {
+			t.Errorf(`{"x":%s x %d}: err = %v, want errBadJSON`, open, jsontext.MaxDepth, err)
+		}
+	}
+}
