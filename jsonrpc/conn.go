@@ -221,7 +221,7 @@ func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.Ra
 			id = Int64ID(c.nextID.Add(1))
 		}
 		var err error
-		msg, err = appendRequest(make([]byte, 0, 48+len(id.raw)+len(method)+len(params)), id, method, params)
+		msg, err = appendRequest(make([]byte, 0, 48+len(id.Raw())+len(method)+len(params)), id, method, params)
 		if err != nil {
 			return nil, fmt.Errorf("jsonrpc: encoding %s request: %w", method, err)
 		}
@@ -620,7 +620,7 @@ func (c *Conn) reply(id ID, result any, rpcErr *Error) {
 			rpcErr = &Error{Code: CodeInternalError, Message: "Internal error: encoding result: " + err.Error()}
 		}
 	}
-	size := 48 + len(id.raw) + len(raw)
+	size := 48 + len(id.Raw()) + len(raw)
 	if rpcErr != nil {
 		size += 32 + len(rpcErr.Message) + len(rpcErr.Data)
 	}

@@ -43,7 +43,7 @@ func TestIDDistinct(t *testing.T) {
 	if len(ids) != 3 {
 		t.Errorf("got %d distinct ids, want 3", len(ids))
 	}
-	if Int64ID(7) != (ID{raw: "7"}) || StringID("a") != (ID{raw: `"a"`}) {
+	if Int64ID(7).Raw() != "7" || StringID("a").Raw() != `"a"` || Int64ID(7) != Int64ID(7) || StringID("a") != StringID("a") {
 		t.Error("constructors do not build comparable ids")
 	}
 }

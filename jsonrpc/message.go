@@ -64,37 +64,10 @@ func DecodeMessage(data []byte) (Message, ID, error) {
 // may have. Deeper messages are refused with an invalid-request error that
 // names the limit, before anything decodes them: recursive decoders (ours
 // and encoding/json's) would otherwise spend stack on attacker-chosen depth.
-// The envelope itself counts as one level.
-const MaxNestingDepth = 128
-
-// nestingDepth returns the deepest nesting of objects and arrays in valid
-// JSON, counting only brackets outside strings.
-func nestingDepth(data []byte) int {
-	depth, deepest := 0, 0
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			deepest = max(deepest, depth)
-		case '}', ']':
-			depth--
-		}
-	}
-	return deepest
-}
+// The envelope itself counts as one level. It is jsontext.MaxDepth, the one
+// limit every JSON reader in Parley keeps, so that no part of a message
+// the JSON-RPC layer accepts is too deep for a reader behind it.
+const MaxNestingDepth = jsontext.MaxDepth
 
 // Members of a message, as bits recording which were seen.
 const (
@@ -121,7 +94,7 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		}
 		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
 	}
-	if depth := nestingDepth(data); depth > MaxNestingDepth {
+	if depth := jsontext.Depth(data); depth > MaxNestingDepth {
 		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
 	}
 	if jsontext.FirstByte(data) != '{' {
@@ -148,7 +121,11 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 			bit = seenID
 			switch c := value[0]; {
 			case c == '"' || c == '-' || (c >= '0' && c <= '9'):
-				id = ID{raw: string(value)}
+				// Valid JSON (checked above), so a valid id: this only
+				// copies the text.
+				if id.UnmarshalJSON(value) != nil {
+					id, badID = ID{}, true
+				}
 			case c == 'n': // null
 				id = ID{}
 			default:
@@ -333,11 +310,11 @@ func EncodeMessage(m Message) ([]byte, error) {
 	switch m := m.(type) {
 	case *Request:
 		if m != nil {
-			n += len(m.ID.raw) + len(m.Method) + len(m.Params)
+			n += len(m.ID.Raw()) + len(m.Method) + len(m.Params)
 		}
 	case *Response:
 		if m != nil {
-			n += len(m.ID.raw) + len(m.Result)
+			n += len(m.ID.Raw()) + len(m.Result)
 			if m.Error != nil {
 				n += 32 + len(m.Error.Message) + len(m.Error.Data)
 			}
@@ -362,7 +339,7 @@ func appendRequest(dst []byte, id ID, method string, params []byte) ([]byte, err
 	dst = append(dst, `{"jsonrpc":"2.0",`...)
 	if id.IsValid() {
 		dst = append(dst, `"id":`...)
-		dst = append(dst, id.raw...)
+		dst = append(dst, id.Raw()...)
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"method":`...)
@@ -398,7 +375,7 @@ func appendResponse(dst []byte, id ID, result []byte, e *Error) ([]byte, error) 
 	dst = append(dst, `{"jsonrpc":"2.0"`...)
 	if id.IsValid() {
 		dst = append(dst, `,"id":`...)
-		dst = append(dst, id.raw...)
+		dst = append(dst, id.Raw()...)
 	} else if e == nil {
 		dst = append(dst, `,"id":null`...)
 	}

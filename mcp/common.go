@@ -1,10 +1,5 @@
 package mcp
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // JSONValue is any JSON value, as encoding/json decodes it into any.
 type JSONValue = any
 
@@ -96,87 +91,4 @@ type Implementation struct {
 	WebsiteURL string `json:"websiteUrl,omitempty"`
 	// Icons may be shown next to the program's name.
 	Icons []Icon `json:"icons,omitempty"`
-}
-
-// UnmarshalJSON decodes an Implementation in one pass; it runs on every
-// request that carries clientInfo. Unknown members are ignored. The string
-// fields share one copy of the (small) object's text.
-func (m *Implementation) UnmarshalJSON(data []byte) error { return m.decode(data, nil) }
-
-// decode decodes m from data, taking its strings from a; a nil a stands for
-// an arena of data itself.
-func (m *Implementation) decode(data []byte, a *strArena) error {
-	*m = Implementation{}
-	if isNullJSON(data) {
-		return nil
-	}
-	if a == nil {
-		a = &strArena{src: data}
-	}
-	it := newObjectIter(data)
-	for it.next() {
-		var err error
-		switch string(it.key) {
-		case "name":
-			m.Name, err = a.str(it.val)
-		case "title":
-			m.Title, err = a.str(it.val)
-		case "version":
-			m.Version, err = a.str(it.val)
-		case "description":
-			m.Description, err = a.str(it.val)
-		case "websiteUrl":
-			m.WebsiteURL, err = a.str(it.val)
-		case "icons":
-			err = json.Unmarshal(it.val, &m.Icons)
-		}
-		if err != nil {
-			return fmt.Errorf("mcp: implementation %q: %w", it.key, err)
-		}
-	}
-	return it.err
-}
-
-// MarshalJSON writes the implementation as its struct tags say, without
-// encoding/json's reflection.
-func (m Implementation) MarshalJSON() ([]byte, error) {
-	bp := getEncBuf()
-	b, err := m.appendJSON((*bp)[:0])
-	if err != nil {
-		encBufPool.Put(bp)
-		type plain Implementation
-		return json.Marshal(plain(m))
-	}
-	return finishEncBuf(bp, b), nil
-}
-
-// appendJSON appends m as json.Marshal encodes the struct.
-func (m *Implementation) appendJSON(dst []byte) ([]byte, error) {
-	if m == nil {
-		return append(dst, "null"...), nil
-	}
-	dst = append(dst, `{"name":`...)
-	dst = appendJSONString(dst, m.Name)
-	if m.Title != "" {
-		dst = append(dst, `,"title":`...)
-		dst = appendJSONString(dst, m.Title)
-	}
-	dst = append(dst, `,"version":`...)
-	dst = appendJSONString(dst, m.Version)
-	if m.Description != "" {
-		dst = append(dst, `,"description":`...)
-		dst = appendJSONString(dst, m.Description)
-	}
-	if m.WebsiteURL != "" {
-		dst = append(dst, `,"websiteUrl":`...)
-		dst = appendJSONString(dst, m.WebsiteURL)
-	}
-	if len(m.Icons) > 0 {
-		dst = append(dst, `,"icons":`...)
-		var err error
-		if dst, err = appendMarshal(dst, m.Icons); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
 }

@@ -1,10 +1,6 @@
 package mcp
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // CompleteRequestParams are the params of completion/complete: suggest
 // values for one argument of a prompt or resource template.
@@ -24,25 +20,6 @@ type CompleteRequestParams struct {
 
 // RequestMeta returns the params' _meta, allocating it if needed.
 func (p *CompleteRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
-
-// UnmarshalJSON decodes the params, choosing the reference's type.
-func (p *CompleteRequestParams) UnmarshalJSON(data []byte) error {
-	type plain CompleteRequestParams
-	*p = CompleteRequestParams{}
-	w := struct {
-		*plain
-		Ref json.RawMessage `json:"ref"`
-	}{plain: (*plain)(p)}
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	if len(w.Ref) == 0 || isNullJSON(w.Ref) {
-		return nil
-	}
-	ref, err := DecodeCompleteReference(w.Ref)
-	p.Ref = ref
-	return err
-}
 
 // CompleteArgument is the argument being completed.
 type CompleteArgument struct {
@@ -86,55 +63,6 @@ func (*ResourceTemplateReference) isCompleteReference() {}
 // whose "type" is neither ref/prompt nor ref/resource.
 var ErrUnknownReference = errors.New("mcp: unknown completion reference type")
 
-// MarshalJSON writes the reference with "type":"ref/prompt".
-func (r PromptReference) MarshalJSON() ([]byte, error) {
-	type plain PromptReference
-	b, err := json.Marshal(plain(r))
-	return prependMember(`"type":"ref/prompt"`, b, err)
-}
-
-// UnmarshalJSON decodes the reference, rejecting any other "type".
-func (r *PromptReference) UnmarshalJSON(data []byte) error {
-	type plain PromptReference
-	*r = PromptReference{}
-	return unmarshalTagged(data, "ref/prompt", (*plain)(r), ErrUnknownReference)
-}
-
-// MarshalJSON writes the reference with "type":"ref/resource".
-func (r ResourceTemplateReference) MarshalJSON() ([]byte, error) {
-	type plain ResourceTemplateReference
-	b, err := json.Marshal(plain(r))
-	return prependMember(`"type":"ref/resource"`, b, err)
-}
-
-// UnmarshalJSON decodes the reference, rejecting any other "type".
-func (r *ResourceTemplateReference) UnmarshalJSON(data []byte) error {
-	type plain ResourceTemplateReference
-	*r = ResourceTemplateReference{}
-	return unmarshalTagged(data, "ref/resource", (*plain)(r), ErrUnknownReference)
-}
-
-// DecodeCompleteReference decodes a completion reference by its "type".
-func DecodeCompleteReference(data []byte) (CompleteReference, error) {
-	typ, _, err := peekString(data, "type")
-	if err != nil {
-		return nil, err
-	}
-	var r CompleteReference
-	switch typ {
-	case "ref/prompt":
-		r = new(PromptReference)
-	case "ref/resource":
-		r = new(ResourceTemplateReference)
-	default:
-		return nil, fmt.Errorf("mcp: reference type %q: %w", typ, ErrUnknownReference)
-	}
-	if err := json.Unmarshal(data, r); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 // CompleteResult answers completion/complete.
 type CompleteResult struct {
 	Result
@@ -152,13 +80,4 @@ type Completion struct {
 	// HasMore is set when there are more suggestions than Values holds.
 	// False is not sent.
 	HasMore bool `json:"hasMore,omitempty"`
-}
-
-// MarshalJSON writes a nil Values as [].
-func (c Completion) MarshalJSON() ([]byte, error) {
-	type plain Completion
-	if c.Values == nil {
-		c.Values = []string{}
-	}
-	return json.Marshal(plain(c))
 }

@@ -7,13 +7,26 @@
 //
 // # Names
 //
-// Every definition of the official JSON schema has a Go type of the same
-// name: CallToolRequestParams, CallToolResult, DiscoverResult,
-// RequestMetaObject and so on (a few are aliases, such as RequestId for
-// jsonrpc.ID). Whole JSON-RPC messages are the *Request, *Notification and
-// *ResultResponse types; most code works with params and results only, since
-// package jsonrpc moves raw params and results and each is decoded once, into
-// its type.
+// Every definition of the official JSON schema that a params object, a
+// result or a part of one has a Go type of the same name:
+// CallToolRequestParams, CallToolResult, DiscoverResult, RequestMetaObject
+// and so on (a few are aliases, such as RequestID, the schema's RequestId,
+// for wire.ID, which package jsonrpc also calls jsonrpc.ID; where the
+// schema's name is not idiomatic Go, the Go name is). Whole JSON-RPC
+// messages (the schema's *Request, *Notification and *ResultResponse
+// definitions) have no type here: package jsonrpc moves raw params and
+// results, and each is decoded once, into its type. Tests that decode the
+// specification's whole example messages find those types in Parley's
+// internal/spectest.
+//
+// # Layout
+//
+// Each file declares a part of the schema (tools.go, prompts.go, ...) as
+// plain types whose declarations and doc comments read like the schema; the
+// hand-written one-pass JSON coders of the hot types sit beside them, in
+// tools_codec.go, prompts_codec.go and so on. The package does no I/O and
+// imports nothing that does: ids and error objects come from the leaf
+// package jsonrpc/wire, JSON scanning from the shared scanner.
 //
 // # Requests carry their context
 //

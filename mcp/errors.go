@@ -6,18 +6,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 )
 
 // JSON-RPC error codes used by MCP. The standard codes are re-exported from
 // package jsonrpc; -32020..-32022 are MCP's own (each sent with HTTP 400 on
 // Streamable HTTP).
 const (
-	CodeParseError     = jsonrpc.CodeParseError     // -32700: the message is not JSON
-	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: not a valid JSON-RPC request
-	CodeMethodNotFound = jsonrpc.CodeMethodNotFound // -32601: unknown, removed or unadvertised method
-	CodeInvalidParams  = jsonrpc.CodeInvalidParams  // -32602: bad params, missing _meta keys, unknown tool…
-	CodeInternalError  = jsonrpc.CodeInternalError  // -32603: the handler failed
+	CodeParseError     = wire.CodeParseError     // -32700: the message is not JSON
+	CodeInvalidRequest = wire.CodeInvalidRequest // -32600: not a valid JSON-RPC request
+	CodeMethodNotFound = wire.CodeMethodNotFound // -32601: unknown, removed or unadvertised method
+	CodeInvalidParams  = wire.CodeInvalidParams  // -32602: bad params, missing _meta keys, unknown tool…
+	CodeInternalError  = wire.CodeInternalError  // -32603: the handler failed
 
 	// CodeHeaderMismatch: an HTTP header (MCP-Protocol-Version, Mcp-Method,
 	// Mcp-Name, Mcp-Param-*) is missing, malformed or differs from the body.
@@ -39,26 +39,26 @@ const (
 )
 
 // Code-only errors for errors.Is: errors.Is(err, ErrUnsupportedProtocolVersion)
-// is true for any *jsonrpc.Error with that code in err's chain (see
-// jsonrpc.Error.Is). Do not modify or send them.
+// is true for any *wire.Error with that code in err's chain (see
+// wire.Error.Is). Do not modify or send them.
 var (
-	ErrHeaderMismatch                  = &jsonrpc.Error{Code: CodeHeaderMismatch}
-	ErrMissingRequiredClientCapability = &jsonrpc.Error{Code: CodeMissingRequiredClientCapability}
-	ErrUnsupportedProtocolVersion      = &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion}
+	ErrHeaderMismatch                  = &wire.Error{Code: CodeHeaderMismatch}
+	ErrMissingRequiredClientCapability = &wire.Error{Code: CodeMissingRequiredClientCapability}
+	ErrUnsupportedProtocolVersion      = &wire.Error{Code: CodeUnsupportedProtocolVersion}
 )
 
 // NewHeaderMismatchError returns a -32020 error with message msg (or
 // "Header mismatch" when msg is empty).
-func NewHeaderMismatchError(msg string) *jsonrpc.Error {
+func NewHeaderMismatchError(msg string) *wire.Error {
 	if msg == "" {
 		msg = "Header mismatch"
 	}
-	return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: msg}
+	return &wire.Error{Code: CodeHeaderMismatch, Message: msg}
 }
 
 // NewInvalidParamsError returns a -32602 error with message msg.
-func NewInvalidParamsError(msg string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: CodeInvalidParams, Message: msg}
+func NewInvalidParamsError(msg string) *wire.Error {
+	return &wire.Error{Code: CodeInvalidParams, Message: msg}
 }
 
 // InvalidRequestStateMessage is the message of the one error a server
@@ -70,8 +70,8 @@ const InvalidRequestStateMessage = "Invalid or expired requestState"
 
 // NewInvalidRequestStateError returns the fixed requestState error, a fresh
 // value each time.
-func NewInvalidRequestStateError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: CodeInvalidParams, Message: InvalidRequestStateMessage}
+func NewInvalidRequestStateError() *wire.Error {
+	return &wire.Error{Code: CodeInvalidParams, Message: InvalidRequestStateMessage}
 }
 
 // IsInvalidRequestState reports whether err is, or wraps, the fixed
@@ -80,13 +80,13 @@ func NewInvalidRequestStateError() *jsonrpc.Error {
 // sealed it, or a server restarted since) and should start the call again
 // from its first round.
 func IsInvalidRequestState(err error) bool {
-	var e *jsonrpc.Error
+	var e *wire.Error
 	return errors.As(err, &e) && e.Code == CodeInvalidParams && e.Message == InvalidRequestStateMessage
 }
 
 // NewMethodNotFoundError returns a -32601 error naming method.
-func NewMethodNotFoundError(method string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
+func NewMethodNotFoundError(method string) *wire.Error {
+	return &wire.Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
 }
 
 // MissingRequiredClientCapabilityData is the data of a -32021 error.
@@ -97,7 +97,7 @@ type MissingRequiredClientCapabilityData struct {
 
 // NewMissingRequiredClientCapabilityError returns a -32021 error whose data
 // is {"requiredCapabilities": required}. A nil required is sent as {}.
-func NewMissingRequiredClientCapabilityError(required *ClientCapabilities) *jsonrpc.Error {
+func NewMissingRequiredClientCapabilityError(required *ClientCapabilities) *wire.Error {
 	if required == nil {
 		required = &ClientCapabilities{}
 	}
@@ -106,7 +106,7 @@ func NewMissingRequiredClientCapabilityError(required *ClientCapabilities) *json
 		msg += ": " + strings.Join(names, ", ")
 	}
 	data, _ := json.Marshal(MissingRequiredClientCapabilityData{RequiredCapabilities: required})
-	return &jsonrpc.Error{Code: CodeMissingRequiredClientCapability, Message: msg, Data: data}
+	return &wire.Error{Code: CodeMissingRequiredClientCapability, Message: msg, Data: data}
 }
 
 // capabilityNames lists the capabilities in c for a message, such as
@@ -167,7 +167,7 @@ type UnsupportedProtocolVersionData struct {
 // NewUnsupportedProtocolVersionError returns a -32022 error whose data is
 // {"supported": supported, "requested": requested}. The message names the
 // supported versions too, for clients that only show messages.
-func NewUnsupportedProtocolVersionError(requested ProtocolVersion, supported []ProtocolVersion) *jsonrpc.Error {
+func NewUnsupportedProtocolVersionError(requested ProtocolVersion, supported []ProtocolVersion) *wire.Error {
 	if supported == nil {
 		supported = []ProtocolVersion{}
 	}
@@ -178,7 +178,7 @@ func NewUnsupportedProtocolVersionError(requested ProtocolVersion, supported []P
 	msg := "Unsupported protocol version " + quote(string(requested)) +
 		" (supported: " + strings.Join(list, ", ") + ")"
 	data, _ := json.Marshal(UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
-	return &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion, Message: msg, Data: data}
+	return &wire.Error{Code: CodeUnsupportedProtocolVersion, Message: msg, Data: data}
 }
 
 func quote(s string) string {
@@ -186,10 +186,10 @@ func quote(s string) string {
 	return string(b)
 }
 
-// asCode finds the first *jsonrpc.Error in err's chain and reports whether
+// asCode finds the first *wire.Error in err's chain and reports whether
 // it has code.
-func asCode(err error, code int64) (*jsonrpc.Error, bool) {
-	var je *jsonrpc.Error
+func asCode(err error, code int64) (*wire.Error, bool) {
+	var je *wire.Error
 	if !errors.As(err, &je) || je == nil || je.Code != code {
 		return nil, false
 	}
@@ -236,34 +236,20 @@ func AsMissingRequiredClientCapability(err error) (*MissingRequiredClientCapabil
 }
 
 // Error is a JSON-RPC error object: the schema's Error.
-type Error = jsonrpc.Error
+type Error = wire.Error
 
 // ParseError is the wire shape of a -32700 error object. Convert with
-// (*jsonrpc.Error)(e) to use it as a Go error.
-type ParseError jsonrpc.Error
+// (*wire.Error)(e) to use it as a Go error.
+type ParseError wire.Error
 
 // InvalidRequestError is the wire shape of a -32600 error object.
-type InvalidRequestError jsonrpc.Error
+type InvalidRequestError wire.Error
 
 // MethodNotFoundError is the wire shape of a -32601 error object.
-type MethodNotFoundError jsonrpc.Error
+type MethodNotFoundError wire.Error
 
 // InvalidParamsError is the wire shape of a -32602 error object.
-type InvalidParamsError jsonrpc.Error
+type InvalidParamsError wire.Error
 
 // InternalError is the wire shape of a -32603 error object.
-type InternalError jsonrpc.Error
-
-// HeaderMismatchError is the wire shape of a whole JSON-RPC error response
-// carrying a -32020 error.
-type HeaderMismatchError JSONRPCErrorResponse
-
-// MissingRequiredClientCapabilityError is the wire shape of a whole JSON-RPC
-// error response carrying a -32021 error; read its data with
-// [AsMissingRequiredClientCapability](e.Error).
-type MissingRequiredClientCapabilityError JSONRPCErrorResponse
-
-// UnsupportedProtocolVersionError is the wire shape of a whole JSON-RPC
-// error response carrying a -32022 error; read its data with
-// [AsUnsupportedProtocolVersion](e.Error).
-type UnsupportedProtocolVersionError JSONRPCErrorResponse
+type InternalError wire.Error

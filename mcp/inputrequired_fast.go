@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 )
 
@@ -44,26 +45,26 @@ func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 		a = &blk.arena
 	}
 	it := newObjectIter(raw)
-	for it.next() {
+	for it.Next() {
 		var err error
-		switch string(it.key) {
+		switch string(it.Key) {
 		case "_meta":
-			r.Meta, err = decodeResultMetaMember(it.val, a, &blk.meta, &blk.info)
+			r.Meta, err = decodeResultMetaMember(it.Val, a, &blk.meta, &blk.info)
 		case "resultType":
-			err = decodeResultTypeMember(it.val, a, &r.ResultType)
+			err = decodeResultTypeMember(it.Val, a, &r.ResultType)
 		case "requestState":
-			err = decodeStringMember(it.val, a, &r.RequestState, "requestState")
+			err = decodeStringMember(it.Val, a, &r.RequestState, "requestState")
 		case "inputRequests":
-			if it.val[0] == 'n' {
+			if it.Val[0] == 'n' {
 				r.InputRequests = nil
 				continue
 			}
 			var ok bool
-			if r.InputRequests, ok = fastDecodeInputRequests(it.val, a); !ok {
+			if r.InputRequests, ok = fastDecodeInputRequests(it.Val, a); !ok {
 				return nil, false
 			}
 		default:
-			if foldKey(it.key, inputRequiredFields) != "" {
+			if foldKey(it.Key, inputRequiredFields) != "" {
 				return nil, false
 			}
 		}
@@ -71,7 +72,7 @@ func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 			return nil, false
 		}
 	}
-	if it.err != nil || r.Validate() != nil {
+	if it.Err != nil || r.Validate() != nil {
 		return nil, false
 	}
 	return r, true
@@ -88,17 +89,17 @@ func fastDecodeInputRequests(raw []byte, a *strArena) (InputRequests, bool) {
 func fastDecodeMap[V any](raw []byte, a *strArena, fast func([]byte, *strArena) (V, bool), generic func([]byte) (V, error)) (map[string]V, bool) {
 	out := make(map[string]V, 1)
 	it := newObjectIter(raw)
-	for it.next() {
-		v, ok := fast(it.val, a)
+	for it.Next() {
+		v, ok := fast(it.Val, a)
 		if !ok {
 			var err error
-			if v, err = generic(it.val); err != nil {
+			if v, err = generic(it.Val); err != nil {
 				return nil, false
 			}
 		}
-		out[string(it.key)] = v
+		out[string(it.Key)] = v
 	}
-	return out, it.err == nil
+	return out, it.Err == nil
 }
 
 // fastDecodeInputRequest decodes a form elicitation; it declines the other
@@ -107,18 +108,18 @@ func fastDecodeInputRequest(raw []byte, a *strArena) (InputRequest, bool) {
 	var params []byte
 	methods := 0
 	it := newObjectIter(raw)
-	for it.next() {
-		switch string(it.key) {
+	for it.Next() {
+		switch string(it.Key) {
 		case "method":
 			methods++
-			if methods > 1 || string(it.val) != `"`+MethodElicit+`"` {
+			if methods > 1 || string(it.Val) != `"`+MethodElicit+`"` {
 				return nil, false
 			}
 		case "params":
-			params = it.val
+			params = it.Val
 		}
 	}
-	if it.err != nil || methods != 1 || params == nil || params[0] != '{' {
+	if it.Err != nil || methods != 1 || params == nil || params[0] != '{' {
 		return nil, false
 	}
 	p, ok := fastDecodeElicitForm(params, a)
@@ -134,9 +135,9 @@ func fastDecodeElicitForm(raw []byte, a *strArena) (*ElicitRequestFormParams, bo
 	p := new(ElicitRequestFormParams)
 	modes := 0
 	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
-		switch string(it.key) {
+	for it.Next() {
+		v := it.Val
+		switch string(it.Key) {
 		case "mode":
 			modes++
 			switch {
@@ -160,12 +161,12 @@ func fastDecodeElicitForm(raw []byte, a *strArena) (*ElicitRequestFormParams, bo
 				return nil, false
 			}
 		default:
-			if foldKey(it.key, elicitFormFields) != "" {
+			if foldKey(it.Key, elicitFormFields) != "" {
 				return nil, false
 			}
 		}
 	}
-	return p, it.err == nil
+	return p, it.Err == nil
 }
 
 var requestedSchemaFields = []string{"$schema", "properties", "required"}
@@ -173,9 +174,9 @@ var requestedSchemaFields = []string{"$schema", "properties", "required"}
 func fastDecodeRequestedSchema(raw []byte, a *strArena, s *ElicitRequestedSchema) bool {
 	types := 0
 	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
-		switch string(it.key) {
+	for it.Next() {
+		v := it.Val
+		switch string(it.Key) {
 		case "type":
 			types++
 			if types > 1 || string(v) != `"object"` {
@@ -206,12 +207,12 @@ func fastDecodeRequestedSchema(raw []byte, a *strArena, s *ElicitRequestedSchema
 			}
 			s.Required = req
 		default:
-			if foldKey(it.key, requestedSchemaFields) != "" {
+			if foldKey(it.Key, requestedSchemaFields) != "" {
 				return false
 			}
 		}
 	}
-	return it.err == nil
+	return it.Err == nil
 }
 
 func fastDecodeProperties(raw []byte, a *strArena) (map[string]PrimitiveSchemaDefinition, bool) {
@@ -230,17 +231,17 @@ func fastDecodeFieldSchema(raw []byte, a *strArena) (PrimitiveSchemaDefinition, 
 func fastDecodeStrings(raw []byte, a *strArena) ([]string, bool) {
 	out := make([]string, 0, 2)
 	it := newArrayIter(raw)
-	for it.next() {
-		if it.val[0] != '"' {
+	for it.Next() {
+		if it.Val[0] != '"' {
 			return nil, false
 		}
-		s, err := a.str(it.val)
+		s, err := a.str(it.Val)
 		if err != nil {
 			return nil, false
 		}
 		out = append(out, s)
 	}
-	return out, it.err == nil
+	return out, it.Err == nil
 }
 
 var stringSchemaFields = []string{"title", "description", "minLength", "maxLength", "format", "default"}
@@ -254,10 +255,10 @@ func fastDecodeStringSchema(raw []byte, a *strArena) (*StringSchema, bool) {
 	s := new(StringSchema)
 	types := 0
 	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
+	for it.Next() {
+		v := it.Val
 		var err error
-		switch string(it.key) {
+		switch string(it.Key) {
 		case "type":
 			types++
 			if types > 1 || string(v) != `"string"` {
@@ -278,7 +279,7 @@ func fastDecodeStringSchema(raw []byte, a *strArena) (*StringSchema, bool) {
 		case "maxLength":
 			s.MaxLength, err = fastDecodeIntPtr(v, s.MaxLength)
 		default:
-			if foldKey(it.key, stringSchemaFields) != "" {
+			if foldKey(it.Key, stringSchemaFields) != "" {
 				return nil, false
 			}
 		}
@@ -286,14 +287,14 @@ func fastDecodeStringSchema(raw []byte, a *strArena) (*StringSchema, bool) {
 			return nil, false
 		}
 	}
-	if it.err != nil || types != 1 {
+	if it.Err != nil || types != 1 {
 		return nil, false
 	}
 	return s, true
 }
 
 // errDecline makes a fast decoder give up; it never reaches a caller.
-var errDecline = &syntaxError{msg: "declined"}
+var errDecline = errors.New("mcp: fast decoder declined")
 
 // fastDecodeIntPtr decodes a plain integer into a *int, as encoding/json
 // does (null gives nil); it declines fractions and exponents.
@@ -462,9 +463,9 @@ func fastDecodeElicitResult(raw []byte) (*ElicitResult, bool) {
 	r := new(ElicitResult)
 	contents := 0
 	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
-		switch string(it.key) {
+	for it.Next() {
+		v := it.Val
+		switch string(it.Key) {
 		case "action":
 			if decodeStringMember(v, nil, (*string)(&r.Action), "action") != nil {
 				return nil, false
@@ -488,12 +489,12 @@ func fastDecodeElicitResult(raw []byte) (*ElicitResult, bool) {
 				return nil, false
 			}
 		default:
-			if foldKey(it.key, elicitResultFields) != "" {
+			if foldKey(it.Key, elicitResultFields) != "" {
 				return nil, false
 			}
 		}
 	}
-	return r, it.err == nil
+	return r, it.Err == nil
 }
 
 func fastDecodeFormValues(raw []byte) (map[string]any, bool) {
@@ -503,8 +504,8 @@ func fastDecodeFormValues(raw []byte) (map[string]any, bool) {
 	a := newArena(raw)
 	out := make(map[string]any, 2)
 	it := newObjectIter(raw)
-	for it.next() {
-		v := it.val
+	for it.Next() {
+		v := it.Val
 		var val any
 		switch c := v[0]; {
 		case c == '"':
@@ -522,17 +523,17 @@ func fastDecodeFormValues(raw []byte) (map[string]any, bool) {
 		case c == '[':
 			list := make([]any, 0, 2)
 			ai := newArrayIter(v)
-			for ai.next() {
-				if ai.val[0] != '"' {
+			for ai.Next() {
+				if ai.Val[0] != '"' {
 					return nil, false
 				}
-				s, err := a.str(ai.val)
+				s, err := a.str(ai.Val)
 				if err != nil {
 					return nil, false
 				}
 				list = append(list, s)
 			}
-			if ai.err != nil {
+			if ai.Err != nil {
 				return nil, false
 			}
 			val = list
@@ -545,9 +546,9 @@ func fastDecodeFormValues(raw []byte) (map[string]any, bool) {
 		default:
 			return nil, false
 		}
-		out[string(it.key)] = val
+		out[string(it.Key)] = val
 	}
-	return out, it.err == nil
+	return out, it.Err == nil
 }
 
 // MarshalJSON writes the answer as its struct tags say, without

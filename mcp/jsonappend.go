@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // This file holds the append-style encoders of the types that are encoded on
@@ -206,12 +208,12 @@ var compactAttention = func() (t [256]bool) {
 // are.
 func appendCompactJSON(dst, raw []byte) ([]byte, error) {
 	i := skipSpace(raw, 0)
-	end, err := skipValue(raw, i, 0)
+	end, err := jsontext.SkipValue(raw, i, 0)
 	if err != nil {
-		return dst, err
+		return dst, syntaxError(err)
 	}
 	if j := skipSpace(raw, end); j != len(raw) {
-		return dst, &syntaxError{msg: "unexpected data after value", off: j}
+		return dst, syntaxError(&jsontext.SyntaxError{Msg: "unexpected data after value", Offset: j})
 	}
 	v := raw[i:end]
 	clean := true

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
 )
 
@@ -444,41 +445,6 @@ func TestDecodedStringsOwnTheirBytes(t *testing.T) {
 	}
 }
 
-func TestArrayIter(t *testing.T) {
-	for in, want := range map[string]string{
-		`[]`: ``, ` [ 1 , "a" , {"b":[2]} ] `: `1|"a"|{"b":[2]}`, `[null]`: `null`,
-	} {
-		var vals []string
-		it := newArrayIter([]byte(in))
-		for it.next() {
-			vals = append(vals, string(it.val))
-		}
-		if it.err != nil || strings.Join(vals, "|") != want {
-			t.Errorf("%s: %q, %v", in, vals, it.err)
-		}
-	}
-	for _, bad := range []string{`{}`, `[`, `[1,]`, `[1 2]`, `[1]x`, `null`, ``} {
-		it := newArrayIter([]byte(bad))
-		for it.next() {
-		}
-		if it.err == nil {
-			t.Errorf("%s accepted", bad)
-		}
-	}
-}
-
-// TestNestingLimit checks that an object's members may nest as deep as
-// encoding/json allows, and no deeper.
-func TestNestingLimit(t *testing.T) {
-	for _, n := range []int{maxDepth - 1, maxDepth} {
-		in := `{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
-		_, _, err := collect(in)
-		if valid := json.Valid([]byte(in)); valid != (err == nil) {
-			t.Errorf("depth %d: scanner error %v, json.Valid %v", n+1, err, valid)
-		}
-	}
-}
-
 // FuzzRequestIDDecode checks jsonrpc.ID's in-place validation against
 // encoding/json, which it replaced.
 func FuzzRequestIDDecode(f *testing.F) {
@@ -693,17 +659,17 @@ func FuzzReadResourceResultDecode(f *testing.F) {
 // chosen by the members present, then encoding/json.
 func refDecodeResourceContents(data []byte) (ResourceContents, error) {
 	var hasText, hasBlob bool
-	it := newObjectIter(data)
-	for it.next() {
-		switch string(it.key) {
+	it := jsontext.NewObjectIter(data)
+	for it.Next() {
+		switch string(it.Key) {
 		case "text":
 			hasText = true
 		case "blob":
 			hasBlob = true
 		}
 	}
-	if it.err != nil {
-		return nil, it.err
+	if it.Err != nil {
+		return nil, it.Err
 	}
 	var c ResourceContents
 	switch {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"unicode/utf8"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 var (
@@ -13,17 +15,18 @@ var (
 	boolType   = reflect.TypeFor[bool]()
 )
 
-// This file holds a small JSON scanner used by the hand-written decoders of
+// This file holds the helpers of the hand-written decoders of
 // the types that are decoded on every request (_meta, tools/call params,
 // client capabilities) or every result (tools/call, prompts/get and
 // resources/read results, text content, serverInfo) and by the union
 // decoders that must look at one member (a discriminator) before choosing a
 // Go type.
 //
-// It walks an object's members (or an array's elements) in place,
-// validating the grammar as it goes, and hands back the key and the raw
-// value of each member as sub-slices of the input. Nothing is allocated
-// unless a key contains escapes.
+// They walk an object's members (or an array's elements) in place with the
+// validating scanner of internal/jsontext (jsontext.ObjectIter and
+// ArrayIter), which checks the grammar as it goes and hands back the key
+// and the raw value of each member as sub-slices of the input. Nothing is
+// allocated unless a key contains escapes.
 //
 // The decoders that replace encoding/json for a struct keep its rules, so
 // that they accept exactly the same inputs: member names match
@@ -32,300 +35,53 @@ var (
 // member wins, and malformed JSON anywhere is reported before a value of
 // the wrong type.
 
-// maxDepth bounds nesting, as encoding/json does.
-const maxDepth = 10000
+// objectIter is jsontext.ObjectIter whose errors say they are mcp's, as
+// every error of this package does: they reach peers in -32602 messages.
+type objectIter struct{ jsontext.ObjectIter }
 
-// syntaxError reports malformed JSON found by the scanner.
-type syntaxError struct {
-	msg string
-	off int
-}
+func newObjectIter(data []byte) objectIter { return objectIter{jsontext.NewObjectIter(data)} }
 
-func (e *syntaxError) Error() string {
-	return fmt.Sprintf("mcp: invalid JSON at offset %d: %s", e.off, e.msg)
-}
-
-// objectIter iterates over the members of one JSON object:
-//
-//	it := newObjectIter(data)
-//	for it.next() {
-//		switch string(it.key) { ... it.val ... }
-//	}
-//	if it.err != nil { ... }
-//
-// The whole input must be exactly one object, optionally surrounded by
-// whitespace. Keys are unescaped; values are raw JSON texts, validated.
-type objectIter struct {
-	data  []byte
-	pos   int
-	state uint8 // 0 before '{', 1 inside, 2 done
-	key   []byte
-	val   []byte
-	err   error
-}
-
-func newObjectIter(data []byte) objectIter { return objectIter{data: data} }
-
-func (it *objectIter) fail(msg string, off int) bool {
-	it.err = &syntaxError{msg: msg, off: off}
-	it.state = 2
+// Next advances to the next member and reports whether there is one.
+func (it *objectIter) Next() bool {
+	if it.ObjectIter.Next() {
+		return true
+	}
+	it.Err = syntaxError(it.Err)
 	return false
 }
 
-// next advances to the next member and reports whether there is one.
-func (it *objectIter) next() bool {
-	d := it.data
-	switch it.state {
-	case 2:
-		return false
-	case 0:
-		i := skipSpace(d, 0)
-		if i >= len(d) || d[i] != '{' {
-			if bytes.HasPrefix(d[i:], []byte("null")) {
-				return it.fail("expected an object, found null", i)
-			}
-			return it.fail("expected an object", i)
-		}
-		i = skipSpace(d, i+1)
-		if i < len(d) && d[i] == '}' {
-			return it.finish(i + 1)
-		}
-		it.pos = i
-		it.state = 1
-	default:
-		i := skipSpace(d, it.pos)
-		if i >= len(d) {
-			return it.fail("unexpected end of input in object", i)
-		}
-		switch d[i] {
-		case '}':
-			return it.finish(i + 1)
-		case ',':
-			it.pos = skipSpace(d, i+1)
-		default:
-			return it.fail("expected ',' or '}' after object member", i)
-		}
-	}
-	// Parse one member at it.pos.
-	i := it.pos
-	if i >= len(d) || d[i] != '"' {
-		return it.fail("expected a string key", i)
-	}
-	end, esc, err := scanString(d, i)
-	if err != nil {
-		it.err, it.state = err, 2
-		return false
-	}
-	if esc || !utf8.Valid(d[i+1:end-1]) {
-		// Escapes, or invalid UTF-8 that encoding/json would replace.
-		var s string
-		if err := json.Unmarshal(d[i:end], &s); err != nil {
-			return it.fail("bad key: "+err.Error(), i)
-		}
-		it.key = []byte(s)
-	} else {
-		it.key = d[i+1 : end-1]
-	}
-	i = skipSpace(d, end)
-	if i >= len(d) || d[i] != ':' {
-		return it.fail("expected ':' after object key", i)
-	}
-	i = skipSpace(d, i+1)
-	vend, err := skipValue(d, i, 1) // inside the object: one level deep
-	if err != nil {
-		it.err, it.state = err, 2
-		return false
-	}
-	it.val = d[i:vend]
-	it.pos = vend
-	return true
-}
+// arrayIter is jsontext.ArrayIter with mcp's errors, as objectIter is.
+type arrayIter struct{ jsontext.ArrayIter }
 
-// finish ends the iteration at offset i (just after the closing brace),
-// checking that only whitespace follows.
-func (it *objectIter) finish(i int) bool {
-	it.state = 2
-	if j := skipSpace(it.data, i); j != len(it.data) {
-		return it.fail("unexpected data after object", j)
+func newArrayIter(data []byte) arrayIter { return arrayIter{jsontext.NewArrayIter(data)} }
+
+// Next advances to the next element and reports whether there is one.
+func (it *arrayIter) Next() bool {
+	if it.ArrayIter.Next() {
+		return true
 	}
+	it.Err = syntaxError(it.Err)
 	return false
 }
 
-func skipSpace(d []byte, i int) int {
-	for i < len(d) {
-		switch d[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
+// mcpSyntaxError is a *jsontext.SyntaxError reported by this package.
+type mcpSyntaxError struct{ *jsontext.SyntaxError }
+
+func (e mcpSyntaxError) Error() string { return "mcp: " + e.SyntaxError.Error() }
+func (e mcpSyntaxError) Unwrap() error { return e.SyntaxError }
+
+// syntaxError marks a scanner error as mcp's (once); other errors, nil
+// included, pass unchanged.
+func syntaxError(err error) error {
+	if se, ok := err.(*jsontext.SyntaxError); ok {
+		return mcpSyntaxError{se}
 	}
-	return i
+	return err
 }
 
-// skipValue returns the offset just past the JSON value starting at d[i].
-func skipValue(d []byte, i, depth int) (int, error) {
-	if i >= len(d) {
-		return i, &syntaxError{msg: "unexpected end of input", off: i}
-	}
-	switch c := d[i]; {
-	case c == '"':
-		end, _, err := scanString(d, i)
-		return end, err
-	case c == '{' || c == '[':
-		if depth >= maxDepth {
-			return i, &syntaxError{msg: "exceeded max depth", off: i}
-		}
-		closer := byte('}')
-		if c == '[' {
-			closer = ']'
-		}
-		j := skipSpace(d, i+1)
-		if j < len(d) && d[j] == closer {
-			return j + 1, nil
-		}
-		for {
-			if c == '{' {
-				if j >= len(d) || d[j] != '"' {
-					return j, &syntaxError{msg: "expected a string key", off: j}
-				}
-				end, _, err := scanString(d, j)
-				if err != nil {
-					return end, err
-				}
-				j = skipSpace(d, end)
-				if j >= len(d) || d[j] != ':' {
-					return j, &syntaxError{msg: "expected ':' after object key", off: j}
-				}
-				j = skipSpace(d, j+1)
-			}
-			end, err := skipValue(d, j, depth+1)
-			if err != nil {
-				return end, err
-			}
-			j = skipSpace(d, end)
-			if j >= len(d) {
-				return j, &syntaxError{msg: "unexpected end of input", off: j}
-			}
-			if d[j] == closer {
-				return j + 1, nil
-			}
-			if d[j] != ',' {
-				return j, &syntaxError{msg: "expected ',' or closing bracket", off: j}
-			}
-			j = skipSpace(d, j+1)
-		}
-	case c == 't':
-		return skipLiteral(d, i, "true")
-	case c == 'f':
-		return skipLiteral(d, i, "false")
-	case c == 'n':
-		return skipLiteral(d, i, "null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return scanNumber(d, i)
-	default:
-		return i, &syntaxError{msg: fmt.Sprintf("invalid character %q looking for a value", c), off: i}
-	}
-}
-
-func skipLiteral(d []byte, i int, lit string) (int, error) {
-	if len(d)-i < len(lit) || string(d[i:i+len(lit)]) != lit {
-		return i, &syntaxError{msg: "invalid literal", off: i}
-	}
-	return i + len(lit), nil
-}
-
-// scanString returns the offset just past the string starting at d[i] (a
-// quote), and whether it contains escapes.
-func scanString(d []byte, i int) (end int, escaped bool, err error) {
-	for j := i + 1; j < len(d); j++ {
-		// Skip the plain bytes, the common case, in a tight loop.
-		for j < len(d) && plainStringByte[d[j]] {
-			j++
-		}
-		if j >= len(d) {
-			break
-		}
-		switch c := d[j]; {
-		case c == '"':
-			return j + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			j++
-			if j >= len(d) {
-				break
-			}
-			switch d[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if len(d)-j < 5 || !isHex(d[j+1]) || !isHex(d[j+2]) || !isHex(d[j+3]) || !isHex(d[j+4]) {
-					return j, false, &syntaxError{msg: "invalid \\u escape in string", off: j}
-				}
-				j += 4
-			default:
-				return j, false, &syntaxError{msg: "invalid escape in string", off: j}
-			}
-		case c < 0x20:
-			return j, false, &syntaxError{msg: "control character in string", off: j}
-		}
-	}
-	return len(d), false, &syntaxError{msg: "unterminated string", off: i}
-}
-
-// plainStringByte marks the bytes that need no attention inside a string:
-// everything but the quote, the backslash and control characters.
-var plainStringByte = func() (t [256]bool) {
-	for c := range t {
-		t[c] = c >= 0x20 && c != '"' && c != '\\'
-	}
-	return t
-}()
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// scanNumber returns the offset just past the number starting at d[i].
-func scanNumber(d []byte, i int) (int, error) {
-	start := i
-	if d[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		for i < len(d) && isDigit(d[i]) {
-			i++
-		}
-	default:
-		return i, &syntaxError{msg: "invalid number", off: start}
-	}
-	if i < len(d) && d[i] == '.' {
-		i++
-		if i >= len(d) || !isDigit(d[i]) {
-			return i, &syntaxError{msg: "invalid number", off: start}
-		}
-		for i < len(d) && isDigit(d[i]) {
-			i++
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) || !isDigit(d[i]) {
-			return i, &syntaxError{msg: "invalid number", off: start}
-		}
-		for i < len(d) && isDigit(d[i]) {
-			i++
-		}
-	}
-	return i, nil
-}
+// skipSpace returns the offset of the first non-whitespace byte at or
+// after i.
+func skipSpace(d []byte, i int) int { return jsontext.SkipSpace(d, i) }
 
 // isNullJSON reports whether raw is the literal null (ignoring whitespace).
 func isNullJSON(raw []byte) bool {
@@ -408,12 +164,12 @@ func describe(raw []byte) string {
 // rest of the object is not validated; callers decode raw fully afterwards.
 func peekMember(raw []byte, key string) ([]byte, error) {
 	it := newObjectIter(raw)
-	for it.next() {
-		if string(it.key) == key {
-			return it.val, nil
+	for it.Next() {
+		if string(it.Key) == key {
+			return it.Val, nil
 		}
 	}
-	return nil, it.err
+	return nil, it.Err
 }
 
 // peekString is peekMember for a member that must be a string when present.
@@ -446,80 +202,6 @@ func prependMember(member string, b []byte, err error) ([]byte, error) {
 		out = append(out, ',')
 	}
 	return append(out, b[1:]...), nil
-}
-
-// arrayIter iterates over the elements of one JSON array, as objectIter
-// does over an object's members:
-//
-//	it := newArrayIter(data)
-//	for it.next() { ... it.val ... }
-//	if it.err != nil { ... }
-//
-// The whole input must be exactly one array, optionally surrounded by
-// whitespace. Values are raw JSON texts, validated.
-type arrayIter struct {
-	data  []byte
-	pos   int
-	state uint8 // 0 before '[', 1 inside, 2 done
-	val   []byte
-	err   error
-}
-
-func newArrayIter(data []byte) arrayIter { return arrayIter{data: data} }
-
-func (it *arrayIter) fail(msg string, off int) bool {
-	it.err = &syntaxError{msg: msg, off: off}
-	it.state = 2
-	return false
-}
-
-// next advances to the next element and reports whether there is one.
-func (it *arrayIter) next() bool {
-	d := it.data
-	switch it.state {
-	case 2:
-		return false
-	case 0:
-		i := skipSpace(d, 0)
-		if i >= len(d) || d[i] != '[' {
-			return it.fail("expected an array", i)
-		}
-		i = skipSpace(d, i+1)
-		if i < len(d) && d[i] == ']' {
-			return it.finish(i + 1)
-		}
-		it.pos = i
-		it.state = 1
-	default:
-		i := skipSpace(d, it.pos)
-		if i >= len(d) {
-			return it.fail("unexpected end of input in array", i)
-		}
-		switch d[i] {
-		case ']':
-			return it.finish(i + 1)
-		case ',':
-			it.pos = skipSpace(d, i+1)
-		default:
-			return it.fail("expected ',' or ']' after array element", i)
-		}
-	}
-	end, err := skipValue(d, it.pos, 1)
-	if err != nil {
-		it.err, it.state = err, 2
-		return false
-	}
-	it.val = d[it.pos:end]
-	it.pos = end
-	return true
-}
-
-func (it *arrayIter) finish(i int) bool {
-	it.state = 2
-	if j := skipSpace(it.data, i); j != len(it.data) {
-		return it.fail("unexpected data after array", j)
-	}
-	return false
 }
 
 // strArena hands out the string values of one JSON text as substrings of a
@@ -585,23 +267,23 @@ func (a *strArena) offset(v []byte) (int, bool) {
 // for the result decoders to classify, even after a field error.
 func decodeMembers(data []byte, what string, keys []string, rt *[]byte, member func(key string, v []byte) error) (fieldErr, err error) {
 	it := newObjectIter(data)
-	for it.next() {
-		key := exactKey(it.key, keys)
+	for it.Next() {
+		key := exactKey(it.Key, keys)
 		if key == "" {
-			if key = foldKey(it.key, keys); key == "" {
+			if key = foldKey(it.Key, keys); key == "" {
 				continue
 			}
 		} else if rt != nil && key == "resultType" {
-			*rt = it.val
+			*rt = it.Val
 		}
 		if fieldErr != nil {
 			continue
 		}
-		if ferr := member(key, it.val); ferr != nil {
+		if ferr := member(key, it.Val); ferr != nil {
 			fieldErr = fmt.Errorf("mcp: %s %q: %w", what, key, ferr)
 		}
 	}
-	return fieldErr, it.err
+	return fieldErr, it.Err
 }
 
 // exactKey returns the name in names that key equals exactly, or "". The
@@ -629,3 +311,5 @@ func foldKey(key []byte, names []string) string {
 	}
 	return ""
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -46,21 +46,6 @@ func (l LoggingLevel) Enabled(min LoggingLevel) bool {
 	return s >= 0 && m >= 0 && s >= m
 }
 
-// decodeLoggingLevel decodes a level without allocating for valid ones.
-// Unknown values are kept (a server rejects them with -32602).
-func decodeLoggingLevel(raw []byte) (LoggingLevel, error) {
-	if len(raw) > 2 && raw[0] == '"' {
-		body := raw[1 : len(raw)-1]
-		for _, v := range loggingLevels {
-			if string(body) == string(v) {
-				return v, nil
-			}
-		}
-	}
-	s, err := decodeString(raw)
-	return LoggingLevel(s), err
-}
-
 // ParseLoggingLevel returns the level named s, or an error.
 func ParseLoggingLevel(s string) (LoggingLevel, error) {
 	if l := LoggingLevel(s); l.Valid() {

@@ -9,7 +9,7 @@ type CancelledNotificationParams struct {
 	// stream), if any.
 	Meta *NotificationMetaObject `json:"_meta,omitempty"`
 	// RequestID is the id of the request to cancel.
-	RequestID RequestId `json:"requestId"`
+	RequestID RequestID `json:"requestId"`
 	// Reason says why, for logs.
 	Reason string `json:"reason,omitempty"`
 }

@@ -1,10 +1,5 @@
 package mcp
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // Prompt describes a prompt template a server offers, as listed by
 // prompts/list.
 type Prompt struct {
@@ -42,51 +37,6 @@ type PromptMessage struct {
 	Content ContentBlock `json:"content"`
 }
 
-// UnmarshalJSON decodes the message in one pass, choosing the content
-// block's type. It accepts what encoding/json accepted when it decoded the
-// struct: member names match case-insensitively, null decodes to the zero
-// message, and a null role leaves the role alone.
-func (m *PromptMessage) UnmarshalJSON(data []byte) error {
-	if isJSONNullText(data) {
-		*m = PromptMessage{}
-		return nil
-	}
-	return m.decode(data, nil, nil)
-}
-
-// promptMessageKeys are the members of a message, for foldKey.
-var promptMessageKeys = []string{"role", "content"}
-
-// decode decodes m from the object data in one pass, taking strings from a
-// (which may be nil) and decoding a text block into text when it is not
-// nil.
-func (m *PromptMessage) decode(data []byte, a *strArena, text *TextContent) error {
-	*m = PromptMessage{}
-	fieldErr, err := decodeMembers(data, "prompt message", promptMessageKeys, nil, func(key string, v []byte) (err error) {
-		if key == "role" {
-			switch string(v) {
-			case `"user"`:
-				m.Role = RoleUser
-			case `"assistant"`:
-				m.Role = RoleAssistant
-			default:
-				s := string(m.Role)
-				err = decodeStringMember(v, a, &s, "role")
-				m.Role = Role(s)
-			}
-		} else if v[0] == 'n' {
-			m.Content = nil
-		} else {
-			m.Content, err = decodeContentBlock(v, a, text)
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return fieldErr
-}
-
 // GetPromptRequestParams are the params of prompts/get, one of the three
 // requests that may be answered with an [InputRequiredResult].
 type GetPromptRequestParams struct {
@@ -122,121 +72,6 @@ type GetPromptResult struct {
 	Messages []PromptMessage `json:"messages"`
 }
 
-// UnmarshalJSON decodes the result in one pass. It accepts what
-// encoding/json accepted when it decoded the struct: member names match
-// case-insensitively, and a null member leaves its field alone (except
-// _meta and messages, which it clears).
-func (r *GetPromptResult) UnmarshalJSON(data []byte) error {
-	*r = GetPromptResult{}
-	if isJSONNullText(data) {
-		return nil
-	}
-	_, fieldErr, err := r.decode(data, nil)
-	if err != nil {
-		return err
-	}
-	return fieldErr
-}
-
-// getPromptResultKeys are the members of a result, for foldKey.
-var getPromptResultKeys = []string{"_meta", "resultType", "description", "messages"}
-
-// getPromptStore is room for what a decoded result commonly points to,
-// allocated in one piece: its _meta with serverInfo and one message with a
-// text block.
-type getPromptStore struct {
-	meta     ResultMetaObject
-	info     Implementation
-	msgs     [1]PromptMessage
-	text     TextContent
-	msgsUsed bool
-	textUsed bool
-}
-
-// getPromptResultBlock is a result with its room, allocated in one piece.
-type getPromptResultBlock struct {
-	res   GetPromptResult
-	store getPromptStore
-}
-
-// decode is CallToolResult.decode for a prompts/get result.
-func (r *GetPromptResult) decode(data []byte, store *getPromptStore) (rt []byte, fieldErr, err error) {
-	a := newArena(data)
-	fieldErr, err = decodeMembers(data, "prompts/get result", getPromptResultKeys, &rt, func(key string, v []byte) (ferr error) {
-		switch key {
-		case "_meta":
-			if v[0] != 'n' && store == nil {
-				store = new(getPromptStore)
-			}
-			if store == nil {
-				r.Meta = nil
-			} else {
-				r.Meta, ferr = decodeResultMetaMember(v, a, &store.meta, &store.info)
-			}
-		case "resultType":
-			ferr = decodeResultTypeMember(v, a, &r.ResultType)
-		case "description":
-			ferr = decodeStringMember(v, a, &r.Description, "description")
-		case "messages":
-			switch v[0] {
-			case 'n':
-				r.Messages = nil
-			case '[':
-				if store == nil {
-					store = new(getPromptStore)
-				}
-				r.Messages, ferr = decodePromptMessages(v, a, store)
-			default:
-				ferr = errNotArray(v)
-			}
-		}
-		return ferr
-	})
-	return rt, fieldErr, err
-}
-
-// decodePromptMessages decodes a JSON array of messages, known to be an
-// array, starting in store's room when it is unused.
-func decodePromptMessages(data []byte, a *strArena, store *getPromptStore) ([]PromptMessage, error) {
-	var out []PromptMessage
-	if !store.msgsUsed {
-		store.msgsUsed = true
-		out = store.msgs[:0:len(store.msgs)]
-	} else {
-		out = []PromptMessage{}
-	}
-	it := newArrayIter(data)
-	for i := 0; it.next(); i++ {
-		var text *TextContent
-		if !store.textUsed {
-			text = &store.text
-		}
-		var m PromptMessage
-		if it.val[0] != 'n' { // null is the zero message
-			if err := m.decode(it.val, a, text); err != nil {
-				return nil, fmt.Errorf("messages[%d]: %w", i, err)
-			}
-		}
-		if text != nil && m.Content == ContentBlock(text) {
-			store.textUsed = true
-		}
-		out = append(out, m)
-	}
-	if it.err != nil {
-		return nil, it.err
-	}
-	return out, nil
-}
-
-// MarshalJSON writes a nil Messages as [].
-func (r GetPromptResult) MarshalJSON() ([]byte, error) {
-	type plain GetPromptResult
-	if r.Messages == nil {
-		r.Messages = []PromptMessage{}
-	}
-	return json.Marshal(plain(r))
-}
-
 // ListPromptsResult is a page of prompts/list. It is cacheable.
 type ListPromptsResult struct {
 	CacheableResult
@@ -244,13 +79,4 @@ type ListPromptsResult struct {
 	Prompts []Prompt `json:"prompts"`
 	// NextCursor, when not empty, fetches the next page.
 	NextCursor Cursor `json:"nextCursor,omitempty"`
-}
-
-// MarshalJSON writes a nil Prompts as [].
-func (r ListPromptsResult) MarshalJSON() ([]byte, error) {
-	type plain ListPromptsResult
-	if r.Prompts == nil {
-		r.Prompts = []Prompt{}
-	}
-	return json.Marshal(plain(r))
 }

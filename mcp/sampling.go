@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -26,21 +25,6 @@ func NewCreateMessageRequest(params CreateMessageRequestParams) *CreateMessageRe
 
 // Method returns "sampling/createMessage".
 func (*CreateMessageRequest) Method() string { return MethodCreateMessage }
-
-// MarshalJSON writes {"method":"sampling/createMessage","params":...}.
-func (r CreateMessageRequest) MarshalJSON() ([]byte, error) {
-	return marshalEmbeddedRequest(MethodCreateMessage, r.Params)
-}
-
-// UnmarshalJSON decodes the request, rejecting any other method.
-func (r *CreateMessageRequest) UnmarshalJSON(data []byte) error {
-	*r = CreateMessageRequest{}
-	params, err := unmarshalEmbeddedRequest(data, MethodCreateMessage)
-	if err != nil || params == nil {
-		return err
-	}
-	return json.Unmarshal(params, &r.Params)
-}
 
 // IncludeContext asks the client to include context from MCP servers in a
 // sampling prompt (deprecated except for "none").
@@ -80,15 +64,6 @@ type CreateMessageRequestParams struct {
 	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
 	// Meta is the params' _meta (legacy sessions only).
 	Meta MetaObject `json:"_meta,omitempty"`
-}
-
-// MarshalJSON writes a nil Messages as [].
-func (p CreateMessageRequestParams) MarshalJSON() ([]byte, error) {
-	type plain CreateMessageRequestParams
-	if p.Messages == nil {
-		p.Messages = []SamplingMessage{}
-	}
-	return json.Marshal(plain(p))
 }
 
 // UsesTools reports whether the request needs the sampling.tools capability.
@@ -155,83 +130,11 @@ func (*AudioContent) isSamplingContent()      {}
 func (*ToolUseContent) isSamplingContent()    {}
 func (*ToolResultContent) isSamplingContent() {}
 
-// DecodeSamplingMessageContentBlock decodes one sampling content block,
-// choosing the Go type by its "type" member.
-func DecodeSamplingMessageContentBlock(data []byte) (SamplingMessageContentBlock, error) {
-	typ, _, err := peekString(data, "type")
-	if err != nil {
-		return nil, err
-	}
-	var c SamplingMessageContentBlock
-	switch typ {
-	case "text":
-		c = new(TextContent)
-	case "image":
-		c = new(ImageContent)
-	case "audio":
-		c = new(AudioContent)
-	case "tool_use":
-		c = new(ToolUseContent)
-	case "tool_result":
-		c = new(ToolResultContent)
-	default:
-		return nil, fmt.Errorf("mcp: sampling content type %q: %w", typ, ErrUnknownContentType)
-	}
-	if err := json.Unmarshal(data, c); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // SamplingContent is the content of a sampling message or result: one
 // block or several. One block is written as a bare object (which every
 // protocol version understands), any other number as an array; both forms
 // decode.
 type SamplingContent []SamplingMessageContentBlock
-
-// MarshalJSON writes one block as an object and anything else as an array.
-func (c SamplingContent) MarshalJSON() ([]byte, error) {
-	if len(c) == 1 {
-		return json.Marshal(c[0])
-	}
-	if c == nil {
-		return []byte("[]"), nil
-	}
-	return json.Marshal([]SamplingMessageContentBlock(c))
-}
-
-// UnmarshalJSON decodes a block or an array of blocks.
-func (c *SamplingContent) UnmarshalJSON(data []byte) error {
-	switch jsonKind(data) {
-	case '{':
-		b, err := DecodeSamplingMessageContentBlock(data)
-		if err != nil {
-			return err
-		}
-		*c = SamplingContent{b}
-		return nil
-	case '[':
-		var raws []json.RawMessage
-		if err := json.Unmarshal(data, &raws); err != nil {
-			return err
-		}
-		out := make(SamplingContent, len(raws))
-		for i, raw := range raws {
-			b, err := DecodeSamplingMessageContentBlock(raw)
-			if err != nil {
-				return fmt.Errorf("content[%d]: %w", i, err)
-			}
-			out[i] = b
-		}
-		*c = out
-		return nil
-	case 'n':
-		*c = nil
-		return nil
-	default:
-		return fmt.Errorf("mcp: sampling content must be an object or an array, not %s", describe(data))
-	}
-}
 
 // ToolUseContent is a model's request to call a tool, in sampling.
 type ToolUseContent struct {
@@ -243,23 +146,6 @@ type ToolUseContent struct {
 	Input map[string]any `json:"input"`
 	// Meta is the block's _meta.
 	Meta MetaObject `json:"_meta,omitempty"`
-}
-
-// MarshalJSON writes the block with "type":"tool_use".
-func (c ToolUseContent) MarshalJSON() ([]byte, error) {
-	type plain ToolUseContent
-	if c.Input == nil {
-		c.Input = map[string]any{}
-	}
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeToolUse, b, err)
-}
-
-// UnmarshalJSON decodes a tool-use block, rejecting any other "type".
-func (c *ToolUseContent) UnmarshalJSON(data []byte) error {
-	type plain ToolUseContent
-	*c = ToolUseContent{}
-	return unmarshalTagged(data, "tool_use", (*plain)(c), ErrUnknownContentType)
 }
 
 // ToolResultContent is the result of a tool use, in sampling.
@@ -275,33 +161,6 @@ type ToolResultContent struct {
 	IsError bool `json:"isError,omitempty"`
 	// Meta is the block's _meta.
 	Meta MetaObject `json:"_meta,omitempty"`
-}
-
-// MarshalJSON writes the block with "type":"tool_result".
-func (c ToolResultContent) MarshalJSON() ([]byte, error) {
-	type plain ToolResultContent
-	c.Content = nonNilContent(c.Content)
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeToolResult, b, err)
-}
-
-// UnmarshalJSON decodes a tool-result block, rejecting any other "type".
-func (c *ToolResultContent) UnmarshalJSON(data []byte) error {
-	type plain ToolResultContent
-	*c = ToolResultContent{}
-	w := struct {
-		*plain
-		Content           contentBlockList `json:"content"`
-		StructuredContent json.RawMessage  `json:"structuredContent"`
-	}{plain: (*plain)(c)}
-	if err := unmarshalTagged(data, "tool_result", &w, ErrUnknownContentType); err != nil {
-		return err
-	}
-	c.Content = w.Content
-	if len(w.StructuredContent) > 0 && !isNullJSON(w.StructuredContent) {
-		c.StructuredContent = w.StructuredContent
-	}
-	return nil
 }
 
 // Standard stop reasons of a [CreateMessageResult]; the field is open to
@@ -350,50 +209,4 @@ func (r *CreateMessageResult) validate() error {
 		return errors.New("no content")
 	}
 	return nil
-}
-
-// marshalEmbeddedRequest writes {"method":method,"params":params}.
-func marshalEmbeddedRequest(method string, params any) ([]byte, error) {
-	b, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(b)+len(method)+24)
-	out = append(out, `{"method":`...)
-	out = appendJSONString(out, method)
-	if !isNullJSON(b) {
-		out = append(out, `,"params":`...)
-		out = append(out, b...)
-	}
-	return append(out, '}'), nil
-}
-
-// unmarshalEmbeddedRequest checks an embedded request's method and returns
-// its raw params (nil when absent or null).
-func unmarshalEmbeddedRequest(data []byte, want string) (json.RawMessage, error) {
-	var method string
-	var params json.RawMessage
-	var sawMethod bool
-	it := newObjectIter(data)
-	for it.next() {
-		switch string(it.key) {
-		case "method":
-			m, err := decodeString(it.val)
-			if err != nil {
-				return nil, err
-			}
-			method, sawMethod = m, true
-		case "params":
-			if !isNullJSON(it.val) {
-				params = it.val
-			}
-		}
-	}
-	if it.err != nil {
-		return nil, it.err
-	}
-	if sawMethod && method != want {
-		return nil, fmt.Errorf("mcp: method is %q, want %q: %w", method, want, ErrUnknownInputRequest)
-	}
-	return params, nil
 }

@@ -60,9 +60,11 @@ const (
 	domainPrincipal = "parley/requeststate/v1/principal\x00"
 )
 
-// maxDepth bounds the nesting of digested arguments. The JSON-RPC layer
-// already refuses messages nested deeper than 128.
-const maxDepth = 256
+// The grammar is checked by the shared validating scanner
+// (internal/jsontext), which refuses what json.Valid refuses and anything
+// nested deeper than jsontext.MaxDepth, the limit the JSON-RPC layer puts
+// on whole messages: the digest has no parser of its own, only the
+// canonical writer below.
 
 var errBadJSON = errors.New("requeststate: arguments are not valid JSON")
 
@@ -167,7 +169,7 @@ type member struct {
 // value writes the canonical form of the JSON value at data[i:] and returns
 // the index after it.
 func (c *canon) value(data []byte, i, depth int) (int, error) {
-	i = skipSpace(data, i)
+	i = jsontext.SkipSpace(data, i)
 	if i >= len(data) {
 		return 0, errBadJSON
 	}
@@ -175,11 +177,11 @@ func (c *canon) value(data []byte, i, depth int) (int, error) {
 	case '{':
 		return c.object(data, i, depth)
 	case '[':
-		if depth >= maxDepth {
+		if depth >= jsontext.MaxDepth {
 			return 0, errBadJSON
 		}
 		c.byte('[')
-		i = skipSpace(data, i+1)
+		i = jsontext.SkipSpace(data, i+1)
 		if i < len(data) && data[i] == ']' {
 			c.byte(']')
 			return i + 1, nil
@@ -189,7 +191,7 @@ func (c *canon) value(data []byte, i, depth int) (int, error) {
 			if i, err = c.value(data, i, depth+1); err != nil {
 				return 0, err
 			}
-			i = skipSpace(data, i)
+			i = jsontext.SkipSpace(data, i)
 			if i >= len(data) {
 				return 0, errBadJSON
 			}
@@ -203,8 +205,8 @@ func (c *canon) value(data []byte, i, depth int) (int, error) {
 			i++
 		}
 	case '"':
-		end, _, ok := scanString(data, i)
-		if !ok {
+		end, _, err := jsontext.ScanString(data, i)
+		if err != nil {
 			return 0, errBadJSON
 		}
 		c.byte('s')
@@ -212,58 +214,59 @@ func (c *canon) value(data []byte, i, depth int) (int, error) {
 		c.end()
 		return end, nil
 	case 't':
-		return c.literal(data, i, "true", 't')
+		return c.literal(data, i, 't')
 	case 'f':
-		return c.literal(data, i, "false", 'f')
+		return c.literal(data, i, 'f')
 	case 'n':
-		return c.literal(data, i, "null", 'n')
+		return c.literal(data, i, 'n')
 	default:
 		return c.number(data, i)
 	}
 }
 
-func (c *canon) literal(data []byte, i int, word string, tag byte) (int, error) {
-	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
+// literal writes true, false or null, whose first byte is tag.
+func (c *canon) literal(data []byte, i int, tag byte) (int, error) {
+	end, err := jsontext.SkipValue(data, i, 0)
+	if err != nil {
 		return 0, errBadJSON
 	}
 	c.byte(tag)
-	return i + len(word), nil
+	return end, nil
 }
 
 // object writes an object's members in key order. Values are located with
 // a validating skip first and written in a second pass, once the order is
 // known.
 func (c *canon) object(data []byte, i, depth int) (int, error) {
-	if depth >= maxDepth {
+	if depth >= jsontext.MaxDepth {
 		return 0, errBadJSON
 	}
 	var stack [16]member
 	ms := stack[:0]
-	i = skipSpace(data, i+1)
+	i = jsontext.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		i++
 	} else {
 		for {
-			i = skipSpace(data, i)
+			i = jsontext.SkipSpace(data, i)
 			if i >= len(data) || data[i] != '"' {
 				return 0, errBadJSON
 			}
-			end, escaped, ok := scanString(data, i)
-			if !ok {
+			end, escaped, err := jsontext.ScanString(data, i)
+			if err != nil {
 				return 0, errBadJSON
 			}
 			m := member{key: data[i+1 : end-1], escaped: escaped}
-			i = skipSpace(data, end)
+			i = jsontext.SkipSpace(data, end)
 			if i >= len(data) || data[i] != ':' {
 				return 0, errBadJSON
 			}
-			m.valueStart = skipSpace(data, i+1)
-			var err error
-			if m.valueEnd, err = skipValue(data, m.valueStart, depth+1); err != nil {
-				return 0, err
+			m.valueStart = jsontext.SkipSpace(data, i+1)
+			if m.valueEnd, err = jsontext.SkipValue(data, m.valueStart, depth+1); err != nil {
+				return 0, errBadJSON
 			}
 			ms = append(ms, m)
-			i = skipSpace(data, m.valueEnd)
+			i = jsontext.SkipSpace(data, m.valueEnd)
 			if i >= len(data) {
 				return 0, errBadJSON
 			}
@@ -330,7 +333,7 @@ func compareBytes(a, b []byte) int {
 }
 
 // unescape writes the unescaped bytes of a string body (already validated
-// by scanString), with 0x00 escaped.
+// by the scanner), with 0x00 escaped.
 func (c *canon) unescape(s []byte) {
 	for len(s) > 0 {
 		i := bytes.IndexByte(s, '\\')
@@ -361,8 +364,8 @@ func appendUnescaped(dst, s []byte) []byte {
 	return dst
 }
 
-// unescapeOne decodes the escape at the start of s (validated by
-// scanString). A surrogate pair becomes its code point; a lone surrogate is
+// unescapeOne decodes the escape at the start of s (validated by the
+// scanner). A surrogate pair becomes its code point; a lone surrogate is
 // written in the 3-byte form UTF-8 would give it, so that it stays distinct
 // from every real character.
 func unescapeOne(dst, s []byte) ([]byte, int) {
@@ -409,236 +412,54 @@ func hex4(s []byte) rune {
 	return r
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// scanString validates the string starting at data[i] (a quote) and
-// returns the index after its closing quote and whether it has escapes.
-func scanString(data []byte, i int) (end int, escaped, ok bool) {
-	for j := i + 1; j < len(data); j++ {
-		switch c := data[j]; {
-		case c == '"':
-			return j + 1, escaped, true
-		case c == '\\':
-			escaped = true
-			if j+1 >= len(data) {
-				return 0, false, false
-			}
-			switch data[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				if j+5 >= len(data) || !isHex(data[j+2]) || !isHex(data[j+3]) || !isHex(data[j+4]) || !isHex(data[j+5]) {
-					return 0, false, false
-				}
-				j += 5
-			default:
-				return 0, false, false
-			}
-		case c < 0x20:
-			return 0, false, false
-		}
-	}
-	return 0, false, false
-}
-
-// skipValue validates the value at data[i] and returns the index after it.
-func skipValue(data []byte, i, depth int) (int, error) {
-	i = skipSpace(data, i)
-	if i >= len(data) {
-		return 0, errBadJSON
-	}
-	switch data[i] {
-	case '{', '[':
-		if depth >= maxDepth {
-			return 0, errBadJSON
-		}
-		closer := byte('}')
-		if data[i] == '[' {
-			closer = ']'
-		}
-		object := closer == '}'
-		i = skipSpace(data, i+1)
-		if i < len(data) && data[i] == closer {
-			return i + 1, nil
-		}
-		for {
-			i = skipSpace(data, i)
-			if object {
-				if i >= len(data) || data[i] != '"' {
-					return 0, errBadJSON
-				}
-				end, _, ok := scanString(data, i)
-				if !ok {
-					return 0, errBadJSON
-				}
-				i = skipSpace(data, end)
-				if i >= len(data) || data[i] != ':' {
-					return 0, errBadJSON
-				}
-				i++
-			}
-			var err error
-			if i, err = skipValue(data, i, depth+1); err != nil {
-				return 0, err
-			}
-			i = skipSpace(data, i)
-			if i >= len(data) {
-				return 0, errBadJSON
-			}
-			if data[i] == closer {
-				return i + 1, nil
-			}
-			if data[i] != ',' {
-				return 0, errBadJSON
-			}
-			i++
-		}
-	case '"':
-		end, _, ok := scanString(data, i)
-		if !ok {
-			return 0, errBadJSON
-		}
-		return end, nil
-	case 't':
-		return skipWord(data, i, "true")
-	case 'f':
-		return skipWord(data, i, "false")
-	case 'n':
-		return skipWord(data, i, "null")
-	}
-	n, ok := scanNumber(data, i)
-	if !ok {
-		return 0, errBadJSON
-	}
-	return n.end, nil
-}
-
-func skipWord(data []byte, i int, word string) (int, error) {
-	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
-		return 0, errBadJSON
-	}
-	return i + len(word), nil
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// numberSpan is a validated JSON number: the spans of its integer and
-// fraction digits and of its exponent digits.
-type numberSpan struct {
-	neg                bool
-	intStart, intEnd   int
-	fracStart, fracEnd int
-	expNeg             bool
-	expStart, expEnd   int
-	start, end         int
-}
-
-// scanNumber validates the JSON number at data[i].
-func scanNumber(data []byte, i int) (numberSpan, bool) {
-	n := numberSpan{start: i}
-	if i < len(data) && data[i] == '-' {
-		n.neg = true
-		i++
-	}
-	n.intStart = i
-	switch {
-	case i < len(data) && data[i] == '0':
-		i++
-	case i < len(data) && '1' <= data[i] && data[i] <= '9':
-		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-			i++
-		}
-	default:
-		return n, false
-	}
-	n.intEnd = i
-	n.fracStart, n.fracEnd = i, i
-	if i < len(data) && data[i] == '.' {
-		i++
-		n.fracStart = i
-		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-			i++
-		}
-		if i == n.fracStart {
-			return n, false
-		}
-		n.fracEnd = i
-	}
-	n.expStart, n.expEnd = i, i
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			n.expNeg = data[i] == '-'
-			i++
-		}
-		n.expStart = i
-		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-			i++
-		}
-		if i == n.expStart {
-			return n, false
-		}
-		n.expEnd = i
-	}
-	n.end = i
-	return n, true
-}
-
 // number writes a number as sign, significant digits and decimal exponent:
 // value = digits × 10^exp, with no leading or trailing zeros in digits.
 func (c *canon) number(data []byte, i int) (int, error) {
-	n, ok := scanNumber(data, i)
-	if !ok {
+	n, err := jsontext.ScanNumber(data, i)
+	if err != nil {
 		return 0, errBadJSON
 	}
 	// The exponent, as written.
-	expDigits := data[n.expStart:n.expEnd]
+	expDigits := data[n.ExpStart:n.ExpEnd]
 	for len(expDigits) > 0 && expDigits[0] == '0' {
 		expDigits = expDigits[1:]
 	}
 	if len(expDigits) > 15 {
 		c.byte('r')
-		c.text(data[n.start:n.end])
-		return n.end, nil
+		c.text(data[n.Start:n.End])
+		return n.End, nil
 	}
 	var exp int64
 	for _, d := range expDigits {
 		exp = exp*10 + int64(d-'0')
 	}
-	if n.expNeg {
+	if n.ExpNeg {
 		exp = -exp
 	}
 	// The digits of integer and fraction, read as one integer: value =
 	// digits × 10^(exp - len(fraction)).
 	digits := func(k int) byte { // k-th digit of int||frac
-		if k < n.intEnd-n.intStart {
-			return data[n.intStart+k]
+		if k < n.IntEnd-n.IntStart {
+			return data[n.IntStart+k]
 		}
-		return data[n.fracStart+k-(n.intEnd-n.intStart)]
+		return data[n.FracStart+k-(n.IntEnd-n.IntStart)]
 	}
-	total := (n.intEnd - n.intStart) + (n.fracEnd - n.fracStart)
-	exp -= int64(n.fracEnd - n.fracStart)
+	total := (n.IntEnd - n.IntStart) + (n.FracEnd - n.FracStart)
+	exp -= int64(n.FracEnd - n.FracStart)
 	first, last := 0, total
 	for first < total && digits(first) == '0' {
 		first++
 	}
 	if first == total {
 		c.byte('0') // zero, of either sign
-		return n.end, nil
+		return n.End, nil
 	}
 	for digits(last-1) == '0' {
 		last--
 		exp++
 	}
 	c.byte('d')
-	if n.neg {
+	if n.Neg {
 		c.byte('-')
 	} else {
 		c.byte('+')
@@ -656,15 +477,15 @@ func (c *canon) number(data []byte, i int) (int, error) {
 		}
 	}
 	c.end()
-	return n.end, nil
+	return n.End, nil
 }
 
 // jsonArguments writes tool arguments: absent or null is the empty object.
 // Arguments that decoders read differently are refused (see the top of
 // this file).
 func (c *canon) jsonArguments(raw []byte) error {
-	i := skipSpace(raw, 0)
-	if i == len(raw) || (len(raw)-i >= 4 && string(raw[i:i+4]) == "null" && skipSpace(raw, i+4) == len(raw)) {
+	i := jsontext.SkipSpace(raw, 0)
+	if i == len(raw) || (len(raw)-i >= 4 && string(raw[i:i+4]) == "null" && jsontext.SkipSpace(raw, i+4) == len(raw)) {
 		c.byte('{')
 		c.byte('}')
 		return nil
@@ -673,7 +494,7 @@ func (c *canon) jsonArguments(raw []byte) error {
 	if err != nil {
 		return err
 	}
-	if skipSpace(raw, end) != len(raw) {
+	if jsontext.SkipSpace(raw, end) != len(raw) {
 		return errBadJSON
 	}
 	// Checked once the text is known to be valid JSON, which is what the

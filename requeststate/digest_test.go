@@ -106,7 +106,7 @@ func TestDigestBindsMethodAndTarget(t *testing.T) {
 func TestDigestRejectsInvalidJSON(t *testing.T) {
 	for _, raw := range []string{`{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`,
 		`{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", `{"a":tru}`, `{} {}`, `{"a":1}x`, `nul`, `-`, `"abc`,
-		string(bytes.Repeat([]byte("["), maxDepth+1)) + string(bytes.Repeat([]byte("]"), maxDepth+1))} {
+		string(bytes.Repeat([]byte("["), jsontext.MaxDepth+1)) + string(bytes.Repeat([]byte("]"), jsontext.MaxDepth+1))} {
 		if _, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(raw)}); err == nil {
 			t.Errorf("%q digested", raw)
 		}
@@ -135,7 +135,7 @@ func FuzzDigest(f *testing.F) {
 			return
 		}
 		if err != nil {
-			if bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > maxDepth {
+			if bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > jsontext.MaxDepth {
 				return
 			}
 			t.Fatalf("valid JSON %q refused: %v", raw, err)
@@ -196,6 +196,36 @@ func hasDuplicateKeys(raw []byte) bool {
 		}
 		if n := len(stack); n > 0 && stack[n-1] != nil {
 			expectKey[n-1] = true
+		}
+	}
+}
+
+// TestDigestNestingLimit: arguments nest as deep as a message may carry
+// them (jsontext.MaxDepth levels) and no deeper; deeper ones are refused as
+// undigestable JSON, by the scanner's limit, whatever the nesting is made
+// of.
+func TestDigestNestingLimit(t *testing.T) {
+	for _, open := range []string{"[", `{"a":`} {
+		closer := map[string]string{"[": "]", `{"a":`: "}"}[open]
+		nest := func(n int) string {
+			inner := "1"
+			if open == "[" {
+				inner = ""
+			}
+			return strings.Repeat(open, n) + inner + strings.Repeat(closer, n)
+		}
+		if _, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(nest(jsontext.MaxDepth))}); err != nil {
+			t.Errorf("%s x %d: %v", open, jsontext.MaxDepth, err)
+		}
+		_, err := requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(nest(jsontext.MaxDepth + 1))})
+		if !errors.Is(err, errBadJSON) {
+			t.Errorf("%s x %d: err = %v, want errBadJSON", open, jsontext.MaxDepth+1, err)
+		}
+		// Inside an object member, where the value is checked before it
+		// is written.
+		_, err = requestDigest(mcp.MethodCallTool, &mcp.CallToolRequestParams{Name: "t", Arguments: json.RawMessage(`{"x":` + nest(jsontext.MaxDepth) + `}`)})
+		if !errors.Is(err, errBadJSON) {
+			t.Errorf(`{"x":%s x %d}: err = %v, want errBadJSON`, open, jsontext.MaxDepth, err)
 		}
 	}
 }

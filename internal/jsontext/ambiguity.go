@@ -61,10 +61,6 @@ const (
 	maxPooledFolds = 16 << 10
 )
 
-// maxCheckDepth bounds the nesting the check follows; the JSON-RPC layer
-// refuses messages nested deeper than 128 long before.
-const maxCheckDepth = 512
-
 // smallObject is the number of members below which names are compared
 // pairwise instead of through a map.
 const smallObject = 16
@@ -138,7 +134,7 @@ func (c *checker) inner(pos, depth int) (int, *AmbiguityError) {
 	case '"':
 		return c.str(pos)
 	case '{', '[':
-		if depth >= maxCheckDepth {
+		if depth >= MaxDepth {
 			return 0, &AmbiguityError{subject: "the value", Problem: "is nested too deeply to check"}
 		}
 		if c.data[pos] == '{' {

@@ -1,11 +1,20 @@
-// Package jsontext reads the members of JSON texts that json.Valid has
-// already accepted, without decoding them: it only finds where values end.
-// The JSON-RPC decoder and the HTTP client transport use it to pick a few
-// members out of a message on every request without allocating.
+// Package jsontext is Parley's one JSON scanner. It reads JSON texts in
+// place, without decoding them into Go values, in two modes:
 //
-// The functions never diagnose errors (the text is known to be valid) and
-// never index out of bounds, whatever the input: on invalid JSON they stop
-// early or return nonsense, never panic.
+//   - the trusting mode (FirstByte, Members, Unquote, Depth) reads texts
+//     that json.Valid has already accepted: it only finds where values end,
+//     never diagnoses errors, and on invalid input stops early or returns
+//     nonsense, never panicking or indexing out of bounds. The JSON-RPC
+//     decoder and the transports use it to pick a few members out of every
+//     message without allocating;
+//   - the validating mode (Valid, SkipValue, ScanString, ScanNumber,
+//     ObjectIter, ArrayIter) reads texts nothing has checked and accepts
+//     exactly what json.Valid accepts (up to MaxDepth), reporting the first
+//     error as a *SyntaxError. The one-pass decoders of package mcp and the
+//     argument digest of package requeststate use it.
+//
+// CheckUnambiguous, on valid text, finds what decoders in common use read
+// differently. One nesting limit, MaxDepth, holds in every mode.
 package jsontext
 
 import (

@@ -25,8 +25,9 @@ var allowed = map[string][]string{
 	"auth":                    {},
 	"internal/jsontext":       {},
 	"transport":               {},
-	"jsonrpc":                 {"internal/jsontext", "transport"},
-	"mcp":                     {"internal/jsontext", "jsonrpc"},
+	"jsonrpc/wire":            {},
+	"jsonrpc":                 {"internal/jsontext", "jsonrpc/wire", "transport"},
+	"mcp":                     {"internal/jsontext", "jsonrpc/wire"},
 	"transport/stdio":         {"transport"},
 	"server":                  {"internal/jsontext", "jsonrpc", "mcp", "transport"},
 	"client":                  {"internal/jsontext", "jsonrpc", "mcp", "transport"},
@@ -34,7 +35,7 @@ var allowed = map[string][]string{
 	"requeststate":            {"auth", "internal/jsontext", "jsonrpc", "mcp", "server"},
 	"requeststate/redisstore": {"requeststate"},
 	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "mcp", "requeststate", "server", "transport", "transport/streamhttp"},
-	"internal/spectest":       {"mcp"},
+	"internal/spectest":       {"jsonrpc/wire", "mcp"},
 	"internal/layering":       {},
 	"internal/leakcheck":      {},
 	"auth/resourceserver":     {"auth"},
@@ -88,6 +89,47 @@ func TestImportGraph(t *testing.T) {
 	}
 	if seen < len(allowed)-1 { // internal/layering has only this test
 		t.Errorf("found %d packages, the rules name %d: a package has moved or gone", seen, len(allowed))
+	}
+}
+
+// doesNoIO lists the packages that describe messages and must not reach,
+// directly or through another package, the packages that move them: the
+// protocol's types stay usable (and testable) without a connection.
+var doesNoIO = map[string][]string{
+	"mcp":               {"jsonrpc", "transport", "transport/stdio", "transport/streamhttp", "server", "client"},
+	"jsonrpc/wire":      {"jsonrpc", "transport"},
+	"internal/jsontext": {"jsonrpc", "transport"},
+}
+
+// TestMessageTypesDoNoIO checks doesNoIO on the transitive imports of the
+// non-test files: mcp may import neither jsonrpc (whose Conn does I/O) nor
+// any transport, only the leaf jsonrpc/wire for ids and error objects.
+func TestMessageTypesDoNoIO(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reach func(pkg string, seen map[string]bool)
+	reach = func(pkg string, seen map[string]bool) {
+		p, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(pkg)), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", pkg, err)
+		}
+		for _, imp := range p.Imports {
+			if dep, ours := strings.CutPrefix(imp, module); ours && !seen[dep] {
+				seen[dep] = true
+				reach(dep, seen)
+			}
+		}
+	}
+	for pkg, banned := range doesNoIO {
+		seen := map[string]bool{}
+		reach(pkg, seen)
+		for _, b := range banned {
+			if seen[b] {
+				t.Errorf("%s reaches %s; it must not (it describes messages, it does not move them)", pkg, b)
+			}
+		}
 	}
 }
 

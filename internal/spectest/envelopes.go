@@ -1,18 +1,20 @@
-package mcp
+package spectest
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
+	"github.com/parley-mcp/parley/mcp"
 )
 
 // This file holds the whole-message types of the schema: each request,
 // notification and response with its jsonrpc, id, method and params or
-// result. Parley's connection layer (package jsonrpc) moves raw params and
-// results and decodes them once into the params and result types; these
-// envelopes are for code and tests that handle whole messages.
+// result, as Go types named as the schema names them, so that tests can
+// decode the specification's example messages into them. Parley itself
+// never uses them: its connection layer (package jsonrpc) moves raw params
+// and results, decoded once into the types of package mcp.
 
 // JSONRPCVersion is the "jsonrpc" member. It always encodes as "2.0" and
 // decodes only "2.0", so envelopes never need it set.
@@ -24,19 +26,19 @@ func (JSONRPCVersion) MarshalJSON() ([]byte, error) { return []byte(`"2.0"`), ni
 // UnmarshalJSON accepts only "2.0".
 func (*JSONRPCVersion) UnmarshalJSON(data []byte) error {
 	if string(data) != `"2.0"` {
-		return fmt.Errorf(`mcp: "jsonrpc" must be "2.0", not %s`, data)
+		return fmt.Errorf(`spectest: "jsonrpc" must be "2.0", not %s`, data)
 	}
 	return nil
 }
 
 // ErrUnknownMethod is matched by the error of the union decoders for a
 // message whose method the union does not include.
-var ErrUnknownMethod = errors.New("mcp: unknown method")
+var ErrUnknownMethod = errors.New("spectest: unknown method")
 
 // JSONRPCRequest is any request, with raw params.
 type JSONRPCRequest struct {
 	JSONRPC JSONRPCVersion  `json:"jsonrpc"`          // always "2.0"
-	ID      RequestId       `json:"id"`               // the request id
+	ID      mcp.RequestID   `json:"id"`               // the request id
 	Method  string          `json:"method"`           // the method name
 	Params  json.RawMessage `json:"params,omitempty"` // the params
 }
@@ -51,7 +53,7 @@ type JSONRPCNotification struct {
 // JSONRPCResultResponse is any successful response, with a raw result.
 type JSONRPCResultResponse struct {
 	JSONRPC JSONRPCVersion  `json:"jsonrpc"` // always "2.0"
-	ID      RequestId       `json:"id"`      // the id of the request answered
+	ID      mcp.RequestID   `json:"id"`      // the id of the request answered
 	Result  json.RawMessage `json:"result"`  // the result
 }
 
@@ -59,16 +61,16 @@ type JSONRPCResultResponse struct {
 // request's id could not be read).
 type JSONRPCErrorResponse struct {
 	JSONRPC JSONRPCVersion `json:"jsonrpc"`     // always "2.0"
-	ID      RequestId      `json:"id,omitzero"` // the id of the request answered
-	Error   *jsonrpc.Error `json:"error"`       // the error object
+	ID      mcp.RequestID  `json:"id,omitzero"` // the id of the request answered
+	Error   *wire.Error    `json:"error"`       // the error object
 }
 
 // JSONRPCResponse is any response: exactly one of Result and Error is set.
 type JSONRPCResponse struct {
 	JSONRPC JSONRPCVersion  `json:"jsonrpc"`          // always "2.0"
-	ID      RequestId       `json:"id,omitzero"`      // the id of the request answered
+	ID      mcp.RequestID   `json:"id,omitzero"`      // the id of the request answered
 	Result  json.RawMessage `json:"result,omitempty"` // the result
-	Error   *jsonrpc.Error  `json:"error,omitempty"`  // the error object
+	Error   *wire.Error     `json:"error,omitempty"`  // the error object
 }
 
 // JSONRPCMessage is any message in one struct; which members are set says
@@ -76,11 +78,11 @@ type JSONRPCResponse struct {
 // which also validates them.
 type JSONRPCMessage struct {
 	JSONRPC JSONRPCVersion  `json:"jsonrpc"`          // always "2.0"
-	ID      RequestId       `json:"id,omitzero"`      // the request id
+	ID      mcp.RequestID   `json:"id,omitzero"`      // the request id
 	Method  string          `json:"method,omitempty"` // the method name
 	Params  json.RawMessage `json:"params,omitempty"` // the params
 	Result  json.RawMessage `json:"result,omitempty"` // the result
-	Error   *jsonrpc.Error  `json:"error,omitempty"`  // the error object
+	Error   *wire.Error     `json:"error,omitempty"`  // the error object
 }
 
 // IsRequest reports whether m is a request (a method and an id).
@@ -110,18 +112,18 @@ type Notification struct {
 
 // DiscoverRequest is a whole server/discover request.
 type DiscoverRequest struct {
-	JSONRPC JSONRPCVersion `json:"jsonrpc"` // always "2.0"
-	ID      RequestId      `json:"id"`      // the request id
-	Method  string         `json:"method"`  // the method name
-	Params  RequestParams  `json:"params"`  // the params
+	JSONRPC JSONRPCVersion    `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID     `json:"id"`      // the request id
+	Method  string            `json:"method"`  // the method name
+	Params  mcp.RequestParams `json:"params"`  // the params
 }
 
 // PaginatedRequest is a whole request to any list method.
 type PaginatedRequest struct {
-	JSONRPC JSONRPCVersion         `json:"jsonrpc"` // always "2.0"
-	ID      RequestId              `json:"id"`      // the request id
-	Method  string                 `json:"method"`  // the method name
-	Params  PaginatedRequestParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion             `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID              `json:"id"`      // the request id
+	Method  string                     `json:"method"`  // the method name
+	Params  mcp.PaginatedRequestParams `json:"params"`  // the params
 }
 
 // ListToolsRequest is a whole tools/list request.
@@ -138,88 +140,88 @@ type ListResourceTemplatesRequest PaginatedRequest
 
 // CallToolRequest is a whole tools/call request.
 type CallToolRequest struct {
-	JSONRPC JSONRPCVersion        `json:"jsonrpc"` // always "2.0"
-	ID      RequestId             `json:"id"`      // the request id
-	Method  string                `json:"method"`  // the method name
-	Params  CallToolRequestParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion            `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID             `json:"id"`      // the request id
+	Method  string                    `json:"method"`  // the method name
+	Params  mcp.CallToolRequestParams `json:"params"`  // the params
 }
 
 // GetPromptRequest is a whole prompts/get request.
 type GetPromptRequest struct {
-	JSONRPC JSONRPCVersion         `json:"jsonrpc"` // always "2.0"
-	ID      RequestId              `json:"id"`      // the request id
-	Method  string                 `json:"method"`  // the method name
-	Params  GetPromptRequestParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion             `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID              `json:"id"`      // the request id
+	Method  string                     `json:"method"`  // the method name
+	Params  mcp.GetPromptRequestParams `json:"params"`  // the params
 }
 
 // ReadResourceRequest is a whole resources/read request.
 type ReadResourceRequest struct {
-	JSONRPC JSONRPCVersion            `json:"jsonrpc"` // always "2.0"
-	ID      RequestId                 `json:"id"`      // the request id
-	Method  string                    `json:"method"`  // the method name
-	Params  ReadResourceRequestParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion                `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID                 `json:"id"`      // the request id
+	Method  string                        `json:"method"`  // the method name
+	Params  mcp.ReadResourceRequestParams `json:"params"`  // the params
 }
 
 // CompleteRequest is a whole completion/complete request.
 type CompleteRequest struct {
-	JSONRPC JSONRPCVersion        `json:"jsonrpc"` // always "2.0"
-	ID      RequestId             `json:"id"`      // the request id
-	Method  string                `json:"method"`  // the method name
-	Params  CompleteRequestParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion            `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID             `json:"id"`      // the request id
+	Method  string                    `json:"method"`  // the method name
+	Params  mcp.CompleteRequestParams `json:"params"`  // the params
 }
 
 // SubscriptionsListenRequest is a whole subscriptions/listen request.
 type SubscriptionsListenRequest struct {
-	JSONRPC JSONRPCVersion                   `json:"jsonrpc"` // always "2.0"
-	ID      RequestId                        `json:"id"`      // the request id
-	Method  string                           `json:"method"`  // the method name
-	Params  SubscriptionsListenRequestParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion                       `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID                        `json:"id"`      // the request id
+	Method  string                               `json:"method"`  // the method name
+	Params  mcp.SubscriptionsListenRequestParams `json:"params"`  // the params
 }
 
 // Notifications.
 
 // CancelledNotification is a whole notifications/cancelled.
 type CancelledNotification struct {
-	JSONRPC JSONRPCVersion              `json:"jsonrpc"` // always "2.0"
-	Method  string                      `json:"method"`  // the method name
-	Params  CancelledNotificationParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion                  `json:"jsonrpc"` // always "2.0"
+	Method  string                          `json:"method"`  // the method name
+	Params  mcp.CancelledNotificationParams `json:"params"`  // the params
 }
 
 // ProgressNotification is a whole notifications/progress.
 type ProgressNotification struct {
-	JSONRPC JSONRPCVersion             `json:"jsonrpc"` // always "2.0"
-	Method  string                     `json:"method"`  // the method name
-	Params  ProgressNotificationParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion                 `json:"jsonrpc"` // always "2.0"
+	Method  string                         `json:"method"`  // the method name
+	Params  mcp.ProgressNotificationParams `json:"params"`  // the params
 }
 
 // LoggingMessageNotification is a whole notifications/message.
 type LoggingMessageNotification struct {
-	JSONRPC JSONRPCVersion                   `json:"jsonrpc"` // always "2.0"
-	Method  string                           `json:"method"`  // the method name
-	Params  LoggingMessageNotificationParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion                       `json:"jsonrpc"` // always "2.0"
+	Method  string                               `json:"method"`  // the method name
+	Params  mcp.LoggingMessageNotificationParams `json:"params"`  // the params
 }
 
 // ResourceUpdatedNotification is a whole notifications/resources/updated.
 type ResourceUpdatedNotification struct {
-	JSONRPC JSONRPCVersion                    `json:"jsonrpc"` // always "2.0"
-	Method  string                            `json:"method"`  // the method name
-	Params  ResourceUpdatedNotificationParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion                        `json:"jsonrpc"` // always "2.0"
+	Method  string                                `json:"method"`  // the method name
+	Params  mcp.ResourceUpdatedNotificationParams `json:"params"`  // the params
 }
 
 // SubscriptionsAcknowledgedNotification is a whole
 // notifications/subscriptions/acknowledged.
 type SubscriptionsAcknowledgedNotification struct {
-	JSONRPC JSONRPCVersion                              `json:"jsonrpc"` // always "2.0"
-	Method  string                                      `json:"method"`  // the method name
-	Params  SubscriptionsAcknowledgedNotificationParams `json:"params"`  // the params
+	JSONRPC JSONRPCVersion                                  `json:"jsonrpc"` // always "2.0"
+	Method  string                                          `json:"method"`  // the method name
+	Params  mcp.SubscriptionsAcknowledgedNotificationParams `json:"params"`  // the params
 }
 
 // ListChangedNotification is the shape of the three list_changed
 // notifications, whose params are optional.
 type ListChangedNotification struct {
-	JSONRPC JSONRPCVersion      `json:"jsonrpc"`          // always "2.0"
-	Method  string              `json:"method"`           // the method name
-	Params  *NotificationParams `json:"params,omitempty"` // the params
+	JSONRPC JSONRPCVersion          `json:"jsonrpc"`          // always "2.0"
+	Method  string                  `json:"method"`           // the method name
+	Params  *mcp.NotificationParams `json:"params,omitempty"` // the params
 }
 
 // ResourceListChangedNotification is a whole
@@ -237,61 +239,61 @@ type PromptListChangedNotification ListChangedNotification
 
 // DiscoverResultResponse is a whole response to server/discover.
 type DiscoverResultResponse struct {
-	JSONRPC JSONRPCVersion `json:"jsonrpc"` // always "2.0"
-	ID      RequestId      `json:"id"`      // the id of the request answered
-	Result  DiscoverResult `json:"result"`  // the result
+	JSONRPC JSONRPCVersion     `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID      `json:"id"`      // the id of the request answered
+	Result  mcp.DiscoverResult `json:"result"`  // the result
 }
 
 // ListToolsResultResponse is a whole response to tools/list.
 type ListToolsResultResponse struct {
-	JSONRPC JSONRPCVersion  `json:"jsonrpc"` // always "2.0"
-	ID      RequestId       `json:"id"`      // the id of the request answered
-	Result  ListToolsResult `json:"result"`  // the result
+	JSONRPC JSONRPCVersion      `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID       `json:"id"`      // the id of the request answered
+	Result  mcp.ListToolsResult `json:"result"`  // the result
 }
 
 // ListPromptsResultResponse is a whole response to prompts/list.
 type ListPromptsResultResponse struct {
-	JSONRPC JSONRPCVersion    `json:"jsonrpc"` // always "2.0"
-	ID      RequestId         `json:"id"`      // the id of the request answered
-	Result  ListPromptsResult `json:"result"`  // the result
+	JSONRPC JSONRPCVersion        `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID         `json:"id"`      // the id of the request answered
+	Result  mcp.ListPromptsResult `json:"result"`  // the result
 }
 
 // ListResourcesResultResponse is a whole response to resources/list.
 type ListResourcesResultResponse struct {
-	JSONRPC JSONRPCVersion      `json:"jsonrpc"` // always "2.0"
-	ID      RequestId           `json:"id"`      // the id of the request answered
-	Result  ListResourcesResult `json:"result"`  // the result
+	JSONRPC JSONRPCVersion          `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID           `json:"id"`      // the id of the request answered
+	Result  mcp.ListResourcesResult `json:"result"`  // the result
 }
 
 // ListResourceTemplatesResultResponse is a whole response to
 // resources/templates/list.
 type ListResourceTemplatesResultResponse struct {
-	JSONRPC JSONRPCVersion              `json:"jsonrpc"` // always "2.0"
-	ID      RequestId                   `json:"id"`      // the id of the request answered
-	Result  ListResourceTemplatesResult `json:"result"`  // the result
+	JSONRPC JSONRPCVersion                  `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID                   `json:"id"`      // the id of the request answered
+	Result  mcp.ListResourceTemplatesResult `json:"result"`  // the result
 }
 
 // CompleteResultResponse is a whole response to completion/complete.
 type CompleteResultResponse struct {
-	JSONRPC JSONRPCVersion `json:"jsonrpc"` // always "2.0"
-	ID      RequestId      `json:"id"`      // the id of the request answered
-	Result  CompleteResult `json:"result"`  // the result
+	JSONRPC JSONRPCVersion     `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID      `json:"id"`      // the id of the request answered
+	Result  mcp.CompleteResult `json:"result"`  // the result
 }
 
 // SubscriptionsListenResultResponse is the whole response that ends a
 // subscriptions/listen stream.
 type SubscriptionsListenResultResponse struct {
-	JSONRPC JSONRPCVersion            `json:"jsonrpc"` // always "2.0"
-	ID      RequestId                 `json:"id"`      // the id of the request answered
-	Result  SubscriptionsListenResult `json:"result"`  // the result
+	JSONRPC JSONRPCVersion                `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID                 `json:"id"`      // the id of the request answered
+	Result  mcp.SubscriptionsListenResult `json:"result"`  // the result
 }
 
 // CallToolResultResponse is a whole response to tools/call: Result is
 // *CallToolResult or *InputRequiredResult.
 type CallToolResultResponse struct {
-	JSONRPC JSONRPCVersion  `json:"jsonrpc"` // always "2.0"
-	ID      RequestId       `json:"id"`      // the id of the request answered
-	Result  CallToolOutcome `json:"result"`  // the result
+	JSONRPC JSONRPCVersion      `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID       `json:"id"`      // the id of the request answered
+	Result  mcp.CallToolOutcome `json:"result"`  // the result
 }
 
 // UnmarshalJSON decodes the response, choosing the result's type by its
@@ -307,16 +309,16 @@ func (r *CallToolResultResponse) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var err error
-	r.Result, err = DecodeCallToolOutcome(w.Result)
+	r.Result, err = mcp.DecodeCallToolOutcome(w.Result)
 	return err
 }
 
 // GetPromptResultResponse is a whole response to prompts/get: Result is
 // *GetPromptResult or *InputRequiredResult.
 type GetPromptResultResponse struct {
-	JSONRPC JSONRPCVersion   `json:"jsonrpc"` // always "2.0"
-	ID      RequestId        `json:"id"`      // the id of the request answered
-	Result  GetPromptOutcome `json:"result"`  // the result
+	JSONRPC JSONRPCVersion       `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID        `json:"id"`      // the id of the request answered
+	Result  mcp.GetPromptOutcome `json:"result"`  // the result
 }
 
 // UnmarshalJSON decodes the response, choosing the result's type by its
@@ -332,16 +334,16 @@ func (r *GetPromptResultResponse) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var err error
-	r.Result, err = DecodeGetPromptOutcome(w.Result)
+	r.Result, err = mcp.DecodeGetPromptOutcome(w.Result)
 	return err
 }
 
 // ReadResourceResultResponse is a whole response to resources/read: Result
 // is *ReadResourceResult or *InputRequiredResult.
 type ReadResourceResultResponse struct {
-	JSONRPC JSONRPCVersion      `json:"jsonrpc"` // always "2.0"
-	ID      RequestId           `json:"id"`      // the id of the request answered
-	Result  ReadResourceOutcome `json:"result"`  // the result
+	JSONRPC JSONRPCVersion          `json:"jsonrpc"` // always "2.0"
+	ID      mcp.RequestID           `json:"id"`      // the id of the request answered
+	Result  mcp.ReadResourceOutcome `json:"result"`  // the result
 }
 
 // UnmarshalJSON decodes the response, choosing the result's type by its
@@ -357,7 +359,7 @@ func (r *ReadResourceResultResponse) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var err error
-	r.Result, err = DecodeReadResourceOutcome(w.Result)
+	r.Result, err = mcp.DecodeReadResourceOutcome(w.Result)
 	return err
 }
 
@@ -385,34 +387,34 @@ func (*SubscriptionsListenRequest) isClientRequest()   {}
 
 // DecodeClientRequest decodes a whole client request by its method.
 func DecodeClientRequest(data []byte) (ClientRequest, error) {
-	method, _, err := peekString(data, "method")
+	method, err := peekMethod(data)
 	if err != nil {
 		return nil, err
 	}
 	var r ClientRequest
 	switch method {
-	case MethodDiscover:
+	case mcp.MethodDiscover:
 		r = new(DiscoverRequest)
-	case MethodListTools:
+	case mcp.MethodListTools:
 		r = new(ListToolsRequest)
-	case MethodCallTool:
+	case mcp.MethodCallTool:
 		r = new(CallToolRequest)
-	case MethodListPrompts:
+	case mcp.MethodListPrompts:
 		r = new(ListPromptsRequest)
-	case MethodGetPrompt:
+	case mcp.MethodGetPrompt:
 		r = new(GetPromptRequest)
-	case MethodListResources:
+	case mcp.MethodListResources:
 		r = new(ListResourcesRequest)
-	case MethodListResourceTemplates:
+	case mcp.MethodListResourceTemplates:
 		r = new(ListResourceTemplatesRequest)
-	case MethodReadResource:
+	case mcp.MethodReadResource:
 		r = new(ReadResourceRequest)
-	case MethodComplete:
+	case mcp.MethodComplete:
 		r = new(CompleteRequest)
-	case MethodSubscriptionsListen:
+	case mcp.MethodSubscriptionsListen:
 		r = new(SubscriptionsListenRequest)
 	default:
-		return nil, fmt.Errorf("mcp: client request %q: %w", method, ErrUnknownMethod)
+		return nil, fmt.Errorf("spectest: client request %q: %w", method, ErrUnknownMethod)
 	}
 	if err := json.Unmarshal(data, r); err != nil {
 		return nil, err
@@ -431,12 +433,12 @@ func (*CancelledNotification) isClientNotification() {}
 // DecodeClientNotification decodes a whole client notification by its
 // method.
 func DecodeClientNotification(data []byte) (ClientNotification, error) {
-	method, _, err := peekString(data, "method")
+	method, err := peekMethod(data)
 	if err != nil {
 		return nil, err
 	}
-	if method != NotificationCancelled {
-		return nil, fmt.Errorf("mcp: client notification %q: %w", method, ErrUnknownMethod)
+	if method != mcp.NotificationCancelled {
+		return nil, fmt.Errorf("spectest: client notification %q: %w", method, ErrUnknownMethod)
 	}
 	n := new(CancelledNotification)
 	if err := json.Unmarshal(data, n); err != nil {
@@ -467,33 +469,59 @@ func (*SubscriptionsAcknowledgedNotification) isServerNotification() {}
 // DecodeServerNotification decodes a whole server notification by its
 // method.
 func DecodeServerNotification(data []byte) (ServerNotification, error) {
-	method, _, err := peekString(data, "method")
+	method, err := peekMethod(data)
 	if err != nil {
 		return nil, err
 	}
 	var n ServerNotification
 	switch method {
-	case NotificationCancelled:
+	case mcp.NotificationCancelled:
 		n = new(CancelledNotification)
-	case NotificationProgress:
+	case mcp.NotificationProgress:
 		n = new(ProgressNotification)
-	case NotificationMessage:
+	case mcp.NotificationMessage:
 		n = new(LoggingMessageNotification)
-	case NotificationResourceUpdated:
+	case mcp.NotificationResourceUpdated:
 		n = new(ResourceUpdatedNotification)
-	case NotificationResourceListChanged:
+	case mcp.NotificationResourceListChanged:
 		n = new(ResourceListChangedNotification)
-	case NotificationToolListChanged:
+	case mcp.NotificationToolListChanged:
 		n = new(ToolListChangedNotification)
-	case NotificationPromptListChanged:
+	case mcp.NotificationPromptListChanged:
 		n = new(PromptListChangedNotification)
-	case NotificationSubscriptionsAcknowledged:
+	case mcp.NotificationSubscriptionsAcknowledged:
 		n = new(SubscriptionsAcknowledgedNotification)
 	default:
-		return nil, fmt.Errorf("mcp: server notification %q: %w", method, ErrUnknownMethod)
+		return nil, fmt.Errorf("spectest: server notification %q: %w", method, ErrUnknownMethod)
 	}
 	if err := json.Unmarshal(data, n); err != nil {
 		return nil, err
 	}
 	return n, nil
 }
+
+// peekMethod returns the method member of a whole message.
+func peekMethod(data []byte) (string, error) {
+	var head struct {
+		Method string `json:"method"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return "", err
+	}
+	return head.Method, nil
+}
+
+// The schema's error responses that carry MCP's own codes, as whole
+// messages.
+
+// HeaderMismatchError is the wire shape of a whole JSON-RPC error response
+// carrying a -32020 error.
+type HeaderMismatchError JSONRPCErrorResponse
+
+// MissingRequiredClientCapabilityError is the wire shape of a whole JSON-RPC
+// error response carrying a -32021 error.
+type MissingRequiredClientCapabilityError JSONRPCErrorResponse
+
+// UnsupportedProtocolVersionError is the wire shape of a whole JSON-RPC
+// error response carrying a -32022 error.
+type UnsupportedProtocolVersionError JSONRPCErrorResponse

@@ -1,4 +1,11 @@
-package jsonrpc
+// Package wire holds the two values of the JSON-RPC 2.0 wire format that
+// protocol messages carry inside them: request ids (ID) and error objects
+// (Error, with the standard codes). It does no I/O and imports nothing of
+// Parley's, so that packages describing messages (package mcp, whose types
+// hold ids and return errors) can use them without depending on the
+// connection machinery of package jsonrpc, which re-exports them under the
+// same names (jsonrpc.ID is wire.ID).
+package wire
 
 import (
 	"bytes"

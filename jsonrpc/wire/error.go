@@ -1,4 +1,4 @@
-package jsonrpc
+package wire
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func (e *Error) Error() string {
 }
 
 // Is reports whether target is an *Error with the same code, so that
-// errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams}) matches any
+// errors.Is(err, &wire.Error{Code: wire.CodeInvalidParams}) matches any
 // invalid-params error.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)

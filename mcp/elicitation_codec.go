@@ -1,0 +1,359 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// The JSON coding of the types declared in elicitation.go, kept apart so that
+// elicitation.go reads as the schema: the hand-written one-pass coders, which keep
+// encoding/json's rules (see jsonscan.go), and the decoders that choose the
+// Go type of a union's member.
+
+// MarshalJSON writes {"method":"elicitation/create","params":...}.
+func (r ElicitRequest) MarshalJSON() ([]byte, error) {
+	if r.Params == nil {
+		return nil, errors.New("mcp: ElicitRequest without Params")
+	}
+	return marshalEmbeddedRequest(MethodElicit, r.Params)
+}
+
+// UnmarshalJSON decodes the request, choosing the params' type by mode.
+func (r *ElicitRequest) UnmarshalJSON(data []byte) error {
+	*r = ElicitRequest{}
+	params, err := unmarshalEmbeddedRequest(data, MethodElicit)
+	if err != nil {
+		return err
+	}
+	if params == nil {
+		return errors.New("mcp: elicitation/create without params")
+	}
+	r.Params, err = DecodeElicitRequestParams(params)
+	return err
+}
+
+// DecodeElicitRequestParams decodes elicitation params, choosing the Go type
+// by "mode": absent or "form" for form, "url" for URL.
+func DecodeElicitRequestParams(data []byte) (ElicitRequestParams, error) {
+	mode, _, err := peekString(data, "mode")
+	if err != nil {
+		return nil, err
+	}
+	var p ElicitRequestParams
+	switch ElicitMode(mode) {
+	case "", ElicitModeForm:
+		p = new(ElicitRequestFormParams)
+	case ElicitModeURL:
+		p = new(ElicitRequestURLParams)
+	default:
+		return nil, fmt.Errorf("mcp: elicitation mode %q: %w", mode, ErrUnknownElicitMode)
+	}
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// UnmarshalJSON decodes form params, rejecting any mode other than form.
+func (p *ElicitRequestFormParams) UnmarshalJSON(data []byte) error {
+	type plain ElicitRequestFormParams
+	*p = ElicitRequestFormParams{}
+	if err := json.Unmarshal(data, (*plain)(p)); err != nil {
+		return err
+	}
+	if p.Mode != "" && p.Mode != ElicitModeForm {
+		return fmt.Errorf("mcp: form params with mode %q: %w", p.Mode, ErrUnknownElicitMode)
+	}
+	return nil
+}
+
+// MarshalJSON writes the params with "mode":"url".
+func (p ElicitRequestURLParams) MarshalJSON() ([]byte, error) {
+	type plain ElicitRequestURLParams
+	b, err := json.Marshal(plain(p))
+	return prependMember(`"mode":"url"`, b, err)
+}
+
+// UnmarshalJSON decodes URL params, rejecting any mode other than url.
+func (p *ElicitRequestURLParams) UnmarshalJSON(data []byte) error {
+	type plain ElicitRequestURLParams
+	*p = ElicitRequestURLParams{}
+	mode, ok, err := peekString(data, "mode")
+	if err != nil {
+		return err
+	}
+	if ok && ElicitMode(mode) != ElicitModeURL {
+		return fmt.Errorf("mcp: URL params with mode %q: %w", mode, ErrUnknownElicitMode)
+	}
+	return json.Unmarshal(data, (*plain)(p))
+}
+
+// MarshalJSON writes the schema with "type":"object".
+func (s ElicitRequestedSchema) MarshalJSON() ([]byte, error) {
+	type plain ElicitRequestedSchema
+	if s.Properties == nil {
+		s.Properties = map[string]PrimitiveSchemaDefinition{}
+	}
+	b, err := json.Marshal(plain(s))
+	return prependMember(`"type":"object"`, b, err)
+}
+
+// UnmarshalJSON decodes the schema, choosing each property's type.
+func (s *ElicitRequestedSchema) UnmarshalJSON(data []byte) error {
+	type plain ElicitRequestedSchema
+	*s = ElicitRequestedSchema{}
+	w := struct {
+		*plain
+		Properties primitiveSchemaMap `json:"properties"`
+	}{plain: (*plain)(s)}
+	if err := unmarshalTagged(data, "object", &w, ErrUnknownSchemaType); err != nil {
+		return err
+	}
+	s.Properties = w.Properties
+	return nil
+}
+
+type primitiveSchemaMap map[string]PrimitiveSchemaDefinition
+
+func (m *primitiveSchemaMap) UnmarshalJSON(data []byte) error {
+	if isNullJSON(data) {
+		*m = nil
+		return nil
+	}
+	out := make(primitiveSchemaMap)
+	it := newObjectIter(data)
+	for it.Next() {
+		d, err := DecodePrimitiveSchemaDefinition(it.Val)
+		if err != nil {
+			return fmt.Errorf("property %q: %w", it.Key, err)
+		}
+		out[string(it.Key)] = d
+	}
+	*m = out
+	return it.Err
+}
+
+// MarshalJSON writes the items with "type":"string".
+func (i UntitledEnumItems) MarshalJSON() ([]byte, error) {
+	type plain UntitledEnumItems
+	if i.Enum == nil {
+		i.Enum = []string{}
+	}
+	b, err := json.Marshal(plain(i))
+	return prependMember(`"type":"string"`, b, err)
+}
+
+// UnmarshalJSON decodes the items, rejecting any other "type".
+func (i *UntitledEnumItems) UnmarshalJSON(data []byte) error {
+	type plain UntitledEnumItems
+	*i = UntitledEnumItems{}
+	return unmarshalTagged(data, "string", (*plain)(i), ErrUnknownSchemaType)
+}
+
+const (
+	typeString  = `"type":"string"`
+	typeBoolean = `"type":"boolean"`
+	typeArray   = `"type":"array"`
+)
+
+// MarshalJSON writes the schema with "type":"string".
+func (s StringSchema) MarshalJSON() ([]byte, error) {
+	type plain StringSchema
+	b, err := json.Marshal(plain(s))
+	return prependMember(typeString, b, err)
+}
+
+// UnmarshalJSON decodes the schema, rejecting any other "type".
+func (s *StringSchema) UnmarshalJSON(data []byte) error {
+	type plain StringSchema
+	*s = StringSchema{}
+	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
+}
+
+// MarshalJSON writes an empty Type as number.
+func (s NumberSchema) MarshalJSON() ([]byte, error) {
+	type plain NumberSchema
+	if s.Type == "" {
+		s.Type = TypeNumber
+	}
+	return json.Marshal(plain(s))
+}
+
+// UnmarshalJSON decodes the schema, rejecting types other than number and
+// integer.
+func (s *NumberSchema) UnmarshalJSON(data []byte) error {
+	type plain NumberSchema
+	*s = NumberSchema{}
+	if err := json.Unmarshal(data, (*plain)(s)); err != nil {
+		return err
+	}
+	if s.Type != "" && s.Type != TypeNumber && s.Type != TypeInteger {
+		return fmt.Errorf("mcp: number schema of type %q: %w", s.Type, ErrUnknownSchemaType)
+	}
+	return nil
+}
+
+// MarshalJSON writes the schema with "type":"boolean".
+func (s BooleanSchema) MarshalJSON() ([]byte, error) {
+	type plain BooleanSchema
+	b, err := json.Marshal(plain(s))
+	return prependMember(typeBoolean, b, err)
+}
+
+// UnmarshalJSON decodes the schema, rejecting any other "type".
+func (s *BooleanSchema) UnmarshalJSON(data []byte) error {
+	type plain BooleanSchema
+	*s = BooleanSchema{}
+	return unmarshalTagged(data, "boolean", (*plain)(s), ErrUnknownSchemaType)
+}
+
+// MarshalJSON writes the schema with "type":"string".
+func (s UntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	type plain UntitledSingleSelectEnumSchema
+	if s.Enum == nil {
+		s.Enum = []string{}
+	}
+	b, err := json.Marshal(plain(s))
+	return prependMember(typeString, b, err)
+}
+
+// UnmarshalJSON decodes the schema, rejecting any other "type".
+func (s *UntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain UntitledSingleSelectEnumSchema
+	*s = UntitledSingleSelectEnumSchema{}
+	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
+}
+
+// MarshalJSON writes the schema with "type":"string".
+func (s TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	type plain TitledSingleSelectEnumSchema
+	if s.OneOf == nil {
+		s.OneOf = []EnumOption{}
+	}
+	b, err := json.Marshal(plain(s))
+	return prependMember(typeString, b, err)
+}
+
+// UnmarshalJSON decodes the schema, rejecting any other "type".
+func (s *TitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain TitledSingleSelectEnumSchema
+	*s = TitledSingleSelectEnumSchema{}
+	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
+}
+
+// MarshalJSON writes the schema with "type":"array".
+func (s UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	type plain UntitledMultiSelectEnumSchema
+	b, err := json.Marshal(plain(s))
+	return prependMember(typeArray, b, err)
+}
+
+// UnmarshalJSON decodes the schema, rejecting any other "type".
+func (s *UntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain UntitledMultiSelectEnumSchema
+	*s = UntitledMultiSelectEnumSchema{}
+	return unmarshalTagged(data, "array", (*plain)(s), ErrUnknownSchemaType)
+}
+
+// MarshalJSON writes the schema with "type":"array".
+func (s TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	type plain TitledMultiSelectEnumSchema
+	if s.Items.AnyOf == nil {
+		s.Items.AnyOf = []EnumOption{}
+	}
+	b, err := json.Marshal(plain(s))
+	return prependMember(typeArray, b, err)
+}
+
+// UnmarshalJSON decodes the schema, rejecting any other "type".
+func (s *TitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain TitledMultiSelectEnumSchema
+	*s = TitledMultiSelectEnumSchema{}
+	return unmarshalTagged(data, "array", (*plain)(s), ErrUnknownSchemaType)
+}
+
+// MarshalJSON writes the schema with "type":"string".
+func (s LegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
+	type plain LegacyTitledEnumSchema
+	if s.Enum == nil {
+		s.Enum = []string{}
+	}
+	b, err := json.Marshal(plain(s))
+	return prependMember(typeString, b, err)
+}
+
+// UnmarshalJSON decodes the schema, rejecting any other "type".
+func (s *LegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain LegacyTitledEnumSchema
+	*s = LegacyTitledEnumSchema{}
+	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
+}
+
+// DecodePrimitiveSchemaDefinition decodes one form field schema, choosing
+// the Go type by "type" and by which members are present: for strings,
+// "enumNames" (legacy titled), "oneOf" (titled), "enum" (untitled) or none
+// (free text); for arrays, "anyOf" in "items" (titled) or not (untitled).
+func DecodePrimitiveSchemaDefinition(data []byte) (PrimitiveSchemaDefinition, error) {
+	var (
+		typ                        string
+		hasEnum, hasOneOf, hasName bool
+		items                      []byte
+	)
+	it := newObjectIter(data)
+	for it.Next() {
+		switch string(it.Key) {
+		case "type":
+			s, err := decodeString(it.Val)
+			if err != nil {
+				return nil, fmt.Errorf("mcp: schema \"type\": %w", err)
+			}
+			typ = s
+		case "enum":
+			hasEnum = true
+		case "oneOf":
+			hasOneOf = true
+		case "enumNames":
+			hasName = true
+		case "items":
+			items = it.Val
+		}
+	}
+	if it.Err != nil {
+		return nil, it.Err
+	}
+	var d PrimitiveSchemaDefinition
+	switch typ {
+	case "string":
+		switch {
+		case hasName:
+			d = new(LegacyTitledEnumSchema)
+		case hasOneOf:
+			d = new(TitledSingleSelectEnumSchema)
+		case hasEnum:
+			d = new(UntitledSingleSelectEnumSchema)
+		default:
+			d = new(StringSchema)
+		}
+	case "number", "integer":
+		d = new(NumberSchema)
+	case "boolean":
+		d = new(BooleanSchema)
+	case "array":
+		anyOf, err := peekMember(items, "anyOf")
+		if items != nil && err != nil {
+			return nil, fmt.Errorf("mcp: schema \"items\": %w", err)
+		}
+		if anyOf != nil {
+			d = new(TitledMultiSelectEnumSchema)
+		} else {
+			d = new(UntitledMultiSelectEnumSchema)
+		}
+	default:
+		return nil, fmt.Errorf("mcp: field schema type %q: %w", typ, ErrUnknownSchemaType)
+	}
+	if err := json.Unmarshal(data, d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
