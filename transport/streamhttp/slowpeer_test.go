@@ -238,7 +238,11 @@ func TestHandlerMediaTypes(t *testing.T) {
 // Header values repeated in error messages are cut to maxEcho bytes.
 func TestHandlerEchoesHeadersShort(t *testing.T) {
 	f := newFixture()
-	url, _ := serve(t, NewHandler(f.s, nil))
+	// Not serve: its recorder holds every answer to 2026-07-28, and this
+	// test opens a legacy session.
+	ts := httptest.NewServer(NewHandler(f.s, nil))
+	defer ts.Close()
+	url := ts.URL
 	long := strings.Repeat("A", 8000)
 	list := rawRequest(7, "tools/list", "")
 	init := `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
