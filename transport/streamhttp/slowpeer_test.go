@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -128,7 +129,7 @@ func TestBodyTimeoutSparesLongRequests(t *testing.T) {
 // floodServer serves a tool "flood" that sends large notifications until
 // one fails, then reports the failure and the request context's end.
 func floodServer(failed chan<- error, ended chan<- error) *server.Server {
-	s := server.New(mcp.Implementation{Name: "flood", Version: "1"}, nil)
+	s := server.New(mcp.Implementation{Name: "flood", Version: "1"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
 	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
 		return &mcp.ListToolsResult{Tools: []mcp.Tool{{Name: "flood", InputSchema: json.RawMessage(`{"type":"object"}`)}}}, nil
 	})
@@ -136,6 +137,9 @@ func floodServer(failed chan<- error, ended chan<- error) *server.Server {
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		for {
 			err := req.Notify(ctx, mcp.NotificationMessage, &mcp.LoggingMessageNotificationParams{Level: mcp.LevelInfo, Data: chunk})
+			if err == nil {
+				err = ctx.Err() // a legacy session keeps events for replay; its request ends
+			}
 			if err != nil {
 				failed <- err
 				<-ctx.Done()
@@ -306,5 +310,53 @@ func TestEchoHeader(t *testing.T) {
 		if got := echoHeader(in); got != want {
 			t.Errorf("echoHeader(%.20q...) = %.40s..., want %.40s...", in, got, want)
 		}
+	}
+}
+
+// The same on the stream of a legacy session's request: the write that the
+// client does not take fails, the connection is dropped, and (with no
+// resume window) the request ends.
+func TestWriteTimeoutEndsStalledLegacyStream(t *testing.T) {
+	failed, ended := make(chan error, 1), make(chan error, 1)
+	h := NewHandler(floodServer(failed, ended), &HandlerOptions{
+		WriteTimeout: 100 * time.Millisecond,
+		Sessions:     &SessionOptions{ResumeWindow: -1},
+	})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	defer EndSessions(h)
+
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(init))
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get(HeaderSessionID)
+	if sid == "" {
+		t.Fatal("no session")
+	}
+
+	conn := dialRaw(t, ts.URL)
+	body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood"}}`
+	head := "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+		HeaderSessionID + ": " + sid + "\r\n" + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))
+	if _, err := io.WriteString(conn, head+body); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-failed:
+	case <-time.After(safety):
+		t.Fatal("a legacy stream nobody reads is still being written to")
+	}
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("the request's context did not end")
+		}
+	case <-time.After(safety):
+		t.Fatal("the request did not end after its stream failed")
 	}
 }
