@@ -185,12 +185,12 @@ func (s *Session) progressToken() mcp.ProgressToken {
 // It is bounded by Options.RequestTimeout; a subscriptions/listen stream,
 // which lasts as long as its caller wants, goes through callID instead.
 func (s *Session) call(ctx context.Context, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
-	rctx, stop, timedOut := s.withRequestTimeout(ctx)
+	rctx, cancel := s.requestContext(ctx)
 	res, err := s.callID(rctx, jsonrpc.ID{}, method, params, setMeta)
-	stop()
-	if err != nil && timedOut() {
-		return nil, &RequestTimeoutError{Method: method, Timeout: s.client.requestTimeout}
+	if err != nil && timedOut(ctx, rctx) {
+		err = &RequestTimeoutError{Method: method, Timeout: s.client.requestTimeout}
 	}
+	cancel()
 	return res, err
 }
 

@@ -44,49 +44,73 @@ func resolveRequestTimeout(d time.Duration) time.Duration {
 	return d
 }
 
-// withRequestTimeout bounds one request by the client's RequestTimeout.
-// The returned stop must be called when the request is answered; timedOut
-// then reports whether it was the timeout that ended it.
-//
-// On a legacy session the server may ask the client for input in the
-// middle of a request, and the callbacks that answer (a person filling in
-// a form) take what they take: while any of them runs on the session, the
-// timer does not fire but starts again, so that only a server that is
-// silent on its own account is cut.
-func (s *Session) withRequestTimeout(ctx context.Context) (rctx context.Context, stop func(), timedOut func() bool) {
+// requestContext bounds one request by the client's RequestTimeout. The
+// caller must call cancel when the request is answered, after asking
+// timedOut whether the timeout ended it.
+func (s *Session) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := s.client.requestTimeout
-	if d <= 0 {
-		return ctx, func() {}, func() bool { return false }
+	switch {
+	case d <= 0:
+		return ctx, noCancel
+	case !s.legacy.Load():
+		// A 2026-07-28 request never waits on the client: a plain
+		// deadline (the cheapest, on the hot path of every call).
+		return context.WithTimeoutCause(ctx, d, errRequestTimeout)
 	}
+	return s.legacyRequestContext(ctx, d)
+}
+
+func noCancel() {}
+
+// timedOut reports whether the request context rctx, made by
+// requestContext from ctx, was ended by the timeout (rather than by ctx).
+func timedOut(ctx, rctx context.Context) bool {
+	return ctx.Err() == nil && context.Cause(rctx) == errRequestTimeout
+}
+
+// legacyRequestContext is requestContext on a legacy session, where the
+// server may ask the client for input in the middle of a request, and the
+// callbacks that answer (a person filling in a form) take what they take:
+// while any of them runs on the session, the timer does not end the
+// request but starts again, so that only a server that is silent on its
+// own account is cut.
+func (s *Session) legacyRequestContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	rctx, cancel := context.WithCancelCause(ctx)
-	var (
-		mu      sync.Mutex
-		stopped bool
-		t       *time.Timer
-	)
-	var fire func()
-	fire = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		if s.answering.Load() > 0 {
-			t = time.AfterFunc(d, fire)
-			return
-		}
-		cancel(errRequestTimeout)
+	lt := &legacyTimer{s: s, d: d, cancel: cancel}
+	lt.mu.Lock()
+	lt.t = time.AfterFunc(d, lt.fire)
+	lt.mu.Unlock()
+	return rctx, lt.stop
+}
+
+// legacyTimer is the timeout of one legacy request.
+type legacyTimer struct {
+	s      *Session
+	d      time.Duration
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	stopped bool
+	t       *time.Timer
+}
+
+func (lt *legacyTimer) fire() {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.stopped {
+		return
 	}
-	mu.Lock()
-	t = time.AfterFunc(d, fire)
-	mu.Unlock()
-	stop = func() {
-		mu.Lock()
-		stopped = true
-		t.Stop()
-		mu.Unlock()
-		cancel(nil)
+	if lt.s.answering.Load() > 0 {
+		lt.t = time.AfterFunc(lt.d, lt.fire)
+		return
 	}
-	timedOut = func() bool { return ctx.Err() == nil && context.Cause(rctx) == errRequestTimeout }
-	return rctx, stop, timedOut
+	lt.cancel(errRequestTimeout)
+}
+
+func (lt *legacyTimer) stop() {
+	lt.mu.Lock()
+	lt.stopped = true
+	lt.t.Stop()
+	lt.mu.Unlock()
+	lt.cancel(nil)
 }

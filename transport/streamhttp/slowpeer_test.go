@@ -25,7 +25,7 @@ import (
 // (a 408, a failed write, a cancelled request), never durations; the
 // timeouts under test are short so that the outcomes come quickly, and
 // safety is a bound that only a failing build reaches.
-const safety = 30 * time.Second
+const safety = 20 * time.Second
 
 // dialRaw opens a TCP connection to the test server at url.
 func dialRaw(t *testing.T, url string) net.Conn {
@@ -51,7 +51,7 @@ func rawPost(tool string, length int) string {
 func TestBodyTimeoutCutsTricklingBody(t *testing.T) {
 	f := newFixture()
 	ts := httptest.NewServer(NewHandler(f.s, &HandlerOptions{BodyTimeout: 50 * time.Millisecond}))
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 
 	conn := dialRaw(t, ts.URL)
 	body := rawRequest(1, "tools/call", `"name":"echo","arguments":{"text":"hi"}`)
@@ -88,9 +88,9 @@ func TestBodyTimeoutSparesLongRequests(t *testing.T) {
 	// with a longer one on the same server: when the probe is cut, the
 	// long request's timeout is long past.
 	long := httptest.NewServer(NewHandler(f.s, &HandlerOptions{BodyTimeout: 20 * time.Millisecond, KeepAlive: -1}))
-	defer long.Close()
+	t.Cleanup(long.Close)
 	probe := httptest.NewServer(NewHandler(f.s, &HandlerOptions{BodyTimeout: 200 * time.Millisecond}))
-	defer probe.Close()
+	t.Cleanup(probe.Close)
 
 	conn := dialRaw(t, long.URL)
 	body := rawRequest(1, "tools/call", `"name":"slow"`)
@@ -157,7 +157,7 @@ func floodServer(failed chan<- error, ended chan<- error) *server.Server {
 func TestWriteTimeoutEndsStalledStream(t *testing.T) {
 	failed, ended := make(chan error, 1), make(chan error, 1)
 	ts := httptest.NewServer(NewHandler(floodServer(failed, ended), &HandlerOptions{WriteTimeout: 100 * time.Millisecond}))
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 
 	conn := dialRaw(t, ts.URL)
 	body := rawRequest(1, "tools/call", `"name":"flood"`)
@@ -245,7 +245,7 @@ func TestHandlerEchoesHeadersShort(t *testing.T) {
 	// Not serve: its recorder holds every answer to 2026-07-28, and this
 	// test opens a legacy session.
 	ts := httptest.NewServer(NewHandler(f.s, nil))
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 	url := ts.URL
 	long := strings.Repeat("A", 8000)
 	list := rawRequest(7, "tools/list", "")
@@ -323,8 +323,8 @@ func TestWriteTimeoutEndsStalledLegacyStream(t *testing.T) {
 		Sessions:     &SessionOptions{ResumeWindow: -1},
 	})
 	ts := httptest.NewServer(h)
-	defer ts.Close()
-	defer EndSessions(h)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { EndSessions(h) })
 
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(init))
