@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
@@ -78,6 +79,21 @@ type Options struct {
 	OnProgress func(ctx context.Context, p *mcp.ProgressNotificationParams)
 	// Logger receives the client's own diagnostics. Default: slog.Default().
 	Logger *slog.Logger
+	// RequestTimeout bounds the wait for the answer to each request the
+	// client sends, so that a server that goes silent cannot hold a call
+	// for ever: a request unanswered after RequestTimeout is cancelled and
+	// fails with a *RequestTimeoutError (errors.Is(err,
+	// context.DeadlineExceeded) holds). It applies to each request on its
+	// own: every round of the multi-round-trip loop of CallTool, GetPrompt
+	// and ReadResource is a request (the callbacks that answer a round's
+	// input requests run between rounds, outside any timeout), as are the
+	// lists, Complete, Discover and, on a legacy session, initialize and
+	// every request; there, while a callback answers the server's request
+	// for input, the timer waits for it. A subscriptions/listen stream
+	// (Listen) is never cut: it lasts as long as its caller wants. The
+	// context of a call still bounds it too; the earlier limit wins.
+	// Zero means DefaultRequestTimeout (60 s); negative means none.
+	RequestTimeout time.Duration
 }
 
 // Client is an MCP client. One Client may open any number of sessions.
@@ -91,6 +107,8 @@ type Client struct {
 	versions []mcp.ProtocolVersion
 
 	loop loopPolicy
+
+	requestTimeout time.Duration // Options.RequestTimeout, resolved; 0: none
 }
 
 // spokenVersions returns the versions a client speaks, newest first: the
@@ -113,6 +131,7 @@ func New(info mcp.Implementation, opts *Options) *Client {
 		c.opts.Capabilities = deriveCapabilities(&c.opts)
 	}
 	c.loop = newLoopPolicy(c.opts.Loop)
+	c.requestTimeout = resolveRequestTimeout(c.opts.RequestTimeout)
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.Default()

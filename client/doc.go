@@ -93,4 +93,14 @@
 // while its call is in flight, so Begin and CallToolRound return the final
 // result, and Continue (or a round carrying input responses or state)
 // fails with an error wrapping [ErrLegacySession].
+//
+// # Timeouts
+//
+// A server that goes silent cannot hold a call for ever: each request
+// waits at most [Options.RequestTimeout] ([DefaultRequestTimeout], 60 s,
+// unless set; negative for none) and then fails with a
+// [*RequestTimeoutError]. Each round of the loop above is a request of its
+// own, and the callbacks between rounds are not counted; a
+// subscriptions/listen stream ([Session.Listen]) is never cut. A call's
+// context bounds it as well.
 package client

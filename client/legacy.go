@@ -52,7 +52,12 @@ func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion) err
 	if err != nil {
 		return fmt.Errorf("client: encoding initialize params: %w", err)
 	}
-	raw, err := s.conn.CallRaw(ctx, mcp.MethodInitialize, params)
+	rctx, cancel := s.requestContext(ctx)
+	raw, err := s.conn.CallRaw(rctx, mcp.MethodInitialize, params)
+	if err != nil && timedOut(ctx, rctx) {
+		err = &RequestTimeoutError{Method: mcp.MethodInitialize, Timeout: c.requestTimeout}
+	}
+	cancel()
 	if err != nil {
 		if e, ok := asRPCError(err); ok && e.Code == jsonrpc.CodeMethodNotFound {
 			// A server without the handshake speaks no legacy version:
@@ -188,7 +193,9 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (any, e
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
 	}
+	s.answering.Add(1)
 	raw, err := s.client.dispatch(ctx, "", r)
+	s.answering.Add(-1)
 	if err == nil {
 		return json.RawMessage(raw), nil
 	}

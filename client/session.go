@@ -42,6 +42,11 @@ type Session struct {
 	subMu        sync.Mutex
 	resourceSubs map[string]int
 
+	// answering counts the callbacks answering a legacy server's requests
+	// right now: the requests they serve wait on the client, not on the
+	// server, so RequestTimeout does not cut them meanwhile.
+	answering atomic.Int32
+
 	nextToken atomic.Int64 // progress tokens
 	nextSub   atomic.Int64 // listen request ids
 
@@ -192,8 +197,16 @@ func (s *Session) progressToken() mcp.ProgressToken {
 
 // call sends one request. setMeta stores the request's _meta in params just
 // before encoding (again on a version retry). The raw result is returned.
+// It is bounded by Options.RequestTimeout; a subscriptions/listen stream,
+// which lasts as long as its caller wants, goes through callID instead.
 func (s *Session) call(ctx context.Context, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
-	return s.callID(ctx, jsonrpc.ID{}, method, params, setMeta)
+	rctx, cancel := s.requestContext(ctx)
+	res, err := s.callID(rctx, jsonrpc.ID{}, method, params, setMeta)
+	if err != nil && timedOut(ctx, rctx) {
+		err = &RequestTimeoutError{Method: method, Timeout: s.client.requestTimeout}
+	}
+	cancel()
+	return res, err
 }
 
 // callID is call with a chosen request id (the zero ID lets the connection

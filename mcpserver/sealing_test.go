@@ -1,8 +1,8 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"strings"
 	"testing"
 
@@ -16,7 +16,8 @@ import (
 // a server holding the same keys and name, and by no other.
 
 func sharedKeys() [][]byte {
-	return [][]byte{bytes.Repeat([]byte{0x5a}, requeststate.MinKeyLen)}
+	k := sha256.Sum256([]byte("mcpserver shared test key"))
+	return [][]byte{k[:]}
 }
 
 // provisionServer returns a server named name with policy, serving the
@@ -55,7 +56,7 @@ func TestSealingRefusesOtherServers(t *testing.T) {
 			provisionServer(t, "billing", &requeststate.Policy{Keys: sharedKeys()})},
 		{"other keys",
 			provisionServer(t, "fleet", &requeststate.Policy{Keys: sharedKeys()}),
-			provisionServer(t, "fleet", &requeststate.Policy{Keys: [][]byte{bytes.Repeat([]byte{1}, requeststate.MinKeyLen)}})},
+			provisionServer(t, "fleet", &requeststate.Policy{Keys: [][]byte{[]byte("another key, 32 bytes or longer!")}})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			issuer, holder := connect(t, tc.issuer, manual), connect(t, tc.holder, manual)

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -66,11 +67,48 @@ type ringKey struct {
 	aead cipher.AEAD
 }
 
+// MinKeyDistinctBytes is the fewest distinct byte values a key must hold:
+// a key with fewer is refused as not random (see [ErrWeakKey]).
+//
+// This is a cheap guard against blunders, not an entropy estimate: an
+// all-zero key, a key of one repeated byte, a short pattern repeated, or a
+// word typed over and over. 32 bytes drawn uniformly at random hold about
+// 30.1 distinct values on average, and fewer than 16 with probability about
+// 3.2e-17 (the count follows the occupancy distribution: the chance of
+// exactly k distinct values is C(256,k)·S(32,k)·k!/256^32, S being Stirling
+// numbers of the second kind), so a real key is never refused. A key that
+// passes is not thereby a good one: only a key from a cryptographic random
+// source is.
+const MinKeyDistinctBytes = 16
+
+// ErrWeakKey is wrapped by the [KeyError] of a key refused because it
+// cannot be random: it holds fewer than [MinKeyDistinctBytes] distinct byte
+// values, like 32 zero bytes do. Match it with errors.Is.
+var ErrWeakKey = errors.New("requeststate: key is not random")
+
 // KeyError reports a key that NewAESGCM (or a [Policy]) refuses. Index is
-// the key's position in the ring.
+// the key's position in the ring. Err, when set, is the class of the
+// refusal ([ErrWeakKey]) for errors.Is.
 type KeyError struct {
 	Index  int
 	Reason string
+	Err    error
+}
+
+// Unwrap returns the class of the refusal, if it has one.
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// distinctBytes counts the distinct byte values of b.
+func distinctBytes(b []byte) int {
+	var seen [256]bool
+	n := 0
+	for _, c := range b {
+		if !seen[c] {
+			seen[c] = true
+			n++
+		}
+	}
+	return n
 }
 
 // Error names the key and, for a short key, says how to make a good one.
@@ -80,7 +118,8 @@ func (e *KeyError) Error() string {
 
 // NewAESGCM returns the built-in codec for a key ring. keys[0] seals new
 // tokens; every key unseals. Each key must be at least [MinKeyLen] bytes of
-// secret randomness, and no key may appear twice. The keys are copied: the
+// secret randomness (a key with fewer than [MinKeyDistinctBytes] distinct
+// byte values is refused with [ErrWeakKey]), and no key may appear twice. The keys are copied: the
 // caller may wipe its slices afterwards.
 func NewAESGCM(keys [][]byte) (*AESGCM, error) {
 	if len(keys) == 0 {
@@ -92,6 +131,11 @@ func NewAESGCM(keys [][]byte) (*AESGCM, error) {
 			return nil, &KeyError{Index: i, Reason: fmt.Sprintf(
 				"is %d bytes; a key must be at least %d bytes of secret randomness. Generate one with `openssl rand -base64 32` (or `head -c 32 /dev/urandom | base64`) and decode it with ParseKeys",
 				len(secret), MinKeyLen)}
+		}
+		if n := distinctBytes(secret); n < MinKeyDistinctBytes {
+			return nil, &KeyError{Index: i, Err: ErrWeakKey, Reason: fmt.Sprintf(
+				"has only %d distinct byte values (at least %d are required; random 32 bytes have about 30), so it is not random: an all-zero or repeated-pattern key is as good as none. Generate one with `openssl rand -base64 32`",
+				n, MinKeyDistinctBytes)}
 		}
 		for j := range i {
 			if bytes.Equal(secret, keys[j]) {

@@ -24,7 +24,7 @@ var typicalState = `{"step":2,"fare":"Y-FLEX","seats":["12A","12B"],"quote":"q-7
 // an input_required result carrying typicalState and one question.
 func typicalRound(tb testing.TB) (*Boundary, *server.Request, *mcp.InputRequiredResult) {
 	tb.Helper()
-	b, err := NewBoundary("bench-server", &Policy{Keys: [][]byte{[]byte(strings.Repeat("k", 32))}})
+	b, err := NewBoundary("bench-server", &Policy{Keys: [][]byte{[]byte("bench-key: 0123456789abcdefghijklmnopqrstuv")}})
 	if err != nil {
 		tb.Fatal(err)
 	}

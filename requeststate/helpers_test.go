@@ -3,6 +3,7 @@ package requeststate_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -83,7 +84,12 @@ func newLogger() (*slog.Logger, *logBuffer) {
 }
 
 // key returns a deterministic test key; distinct seeds give distinct keys.
-func key(seed byte) []byte { return bytes.Repeat([]byte{seed}, 32) }
+// It is a hash, so that it has the spread of byte values NewAESGCM asks of
+// a random key.
+func key(seed byte) []byte {
+	k := sha256.Sum256([]byte{'k', 'e', 'y', seed})
+	return k[:]
+}
 
 // The question every fixture flow asks.
 var confirmQ = mcp.NewElicitFormRequest("Please confirm", mcp.ElicitRequestedSchema{

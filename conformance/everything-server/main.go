@@ -73,7 +73,13 @@ func serveHTTP(ctx context.Context, s *mcpserver.Server, addr string) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// ReadHeaderTimeout and IdleTimeout bound peers that trickle their
+	// headers or hold idle connections. ReadTimeout and WriteTimeout stay
+	// zero: they bound whole requests and responses, and would cut
+	// subscriptions/listen streams; the MCP handler bounds each request's
+	// body and each write itself (streamhttp.HandlerOptions.BodyTimeout,
+	// WriteTimeout).
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	hs.RegisterOnShutdown(s.LowLevel().EndSubscriptions)
 	hs.RegisterOnShutdown(func() { streamhttp.EndSessions(h) })
 	// The readiness line: run.sh and people read the bound address here.

@@ -41,6 +41,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
@@ -164,7 +165,13 @@ func dial(ctx context.Context, mode string, serverCommand func() (*exec.Cmd, err
 		s := newProvisioner()
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
-		srv := &http.Server{Handler: mux}
+		// ReadHeaderTimeout and IdleTimeout bound peers that trickle their
+		// headers or hold idle connections. ReadTimeout and WriteTimeout stay
+		// zero: they bound whole requests and responses, and would cut
+		// subscriptions/listen streams; the MCP handler bounds each request's
+		// body and each write itself (streamhttp.HandlerOptions.BodyTimeout,
+		// WriteTimeout).
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 		srv.RegisterOnShutdown(s.EndSubscriptions)
 		go srv.Serve(ln)
 		return streamhttp.NewClientTransport("http://"+ln.Addr().String()+"/mcp", nil), func() { srv.Shutdown(ctx) }, nil

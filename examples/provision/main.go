@@ -152,7 +152,13 @@ func serveOnHTTP(addr string) error {
 func newHTTPServer(s *mcpserver.Server) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.HTTPHandler(nil))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// ReadHeaderTimeout and IdleTimeout bound peers that trickle their
+	// headers or hold idle connections. ReadTimeout and WriteTimeout stay
+	// zero: they bound whole requests and responses, and would cut
+	// subscriptions/listen streams; the MCP handler bounds each request's
+	// body and each write itself (streamhttp.HandlerOptions.BodyTimeout,
+	// WriteTimeout).
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	srv.RegisterOnShutdown(s.LowLevel().EndSubscriptions)
 	return srv
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -70,7 +71,7 @@ func TestResumeWithoutTheKeysIsRefused(t *testing.T) {
 	otherKeys := func(path string) (*exec.Cmd, error) {
 		cmd, err := testBinaryResuming(path)
 		if err == nil {
-			cmd.Env = append(cmd.Env, keysEnv+"="+strings.Repeat("A", 43)+"=") // 32 zero bytes
+			cmd.Env = append(cmd.Env, keysEnv+"="+base64.StdEncoding.EncodeToString([]byte("another process's key: 0123456789")))
 		}
 		return cmd, err
 	}

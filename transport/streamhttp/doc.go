@@ -37,7 +37,8 @@
 //	s := server.New(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
 //	// ... register handlers ...
 //	h := streamhttp.NewHandler(s, nil)
-//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: h}
+//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: h,
+//		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 //	srv.RegisterOnShutdown(s.EndSubscriptions)
 //	srv.RegisterOnShutdown(func() { streamhttp.EndSessions(h) })
 //	err := srv.ListenAndServe()
@@ -67,12 +68,44 @@
 //
 // Other answers: GET and DELETE without an Mcp-Session-Id, and every other
 // method, get 405 with "Allow: POST"; a body over HandlerOptions.MaxBodyBytes
-// (4 MiB) gets 413; a Content-Type other than application/json gets 415;
-// bad JSON gets 400 with -32700, and a batch, or a response outside a
+// (4 MiB) gets 413; a body that has not arrived within
+// HandlerOptions.BodyTimeout (30 s) gets 408; a POST without Content-Type,
+// or with one other than application/json, gets 415; a POST whose Accept
+// header allows neither application/json nor text/event-stream gets 406
+// (no Accept header allows both); bad JSON gets 400 with -32700, and a batch, or a response outside a
 // legacy session, gets 400 with -32600. A 2026-07-28 request's
 // Mcp-Session-Id and Last-Event-ID headers are ignored, and its answer
 // never carries an Mcp-Session-Id. Error bodies are JSON-RPC error
-// responses, with the request's id when it could be read.
+// responses, with the request's id when it could be read. An error message
+// that repeats a header's value repeats at most its first 128 bytes,
+// quoted, with an ellipsis when it was cut.
+//
+// # Slow peers and server timeouts
+//
+// The timeouts of http.Server are meant for whole requests and responses,
+// and a Streamable HTTP endpoint has responses that last: a
+// subscriptions/listen stream, a request that streams its progress, the
+// GET stream of a legacy session. ReadTimeout (which, in net/http, ends the
+// request when it passes, even after the body has arrived) and
+// WriteTimeout (a deadline for the whole response) would cut them. Set
+// instead
+//
+//	srv := &http.Server{
+//		Addr:              "127.0.0.1:8080",
+//		Handler:           h,
+//		ReadHeaderTimeout: 10 * time.Second,  // a peer that trickles its headers
+//		IdleTimeout:       120 * time.Second, // a kept-alive connection left unused
+//	}
+//
+// and leave ReadTimeout and WriteTimeout zero: the handler bounds the rest
+// per request. HandlerOptions.BodyTimeout (30 s) bounds the time a POST's
+// body takes to arrive, with a read deadline set when the handler starts
+// reading the body and lifted once it is in; HandlerOptions.WriteTimeout
+// (30 s) bounds each write, with a write deadline renewed before every
+// event, keep-alive and JSON answer, so that a stream lasts as long as its
+// client reads it, and a client that stops reading makes the next write
+// that cannot go through fail, which ends the request. Both use
+// [http.ResponseController] and so work over HTTP/1 and HTTP/2.
 //
 // # Headers must agree with the body
 //

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
@@ -23,6 +24,13 @@ const (
 	// DefaultKeepAlive is how long an open event stream may stay quiet
 	// before it gets a keep-alive comment.
 	DefaultKeepAlive = 15 * time.Second
+	// DefaultBodyTimeout is how long the handler waits for the whole body
+	// of a POST, from the moment it starts reading it.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultWriteTimeout is how long one write of a response (an event of
+	// a stream, a keep-alive, a JSON response) may block on a client that
+	// does not read.
+	DefaultWriteTimeout = 30 * time.Second
 )
 
 // HandlerOptions configures the handler made by NewHandler. A nil
@@ -40,6 +48,36 @@ type HandlerOptions struct {
 	// for a dead one. Zero means DefaultKeepAlive; negative turns
 	// keep-alives off.
 	KeepAlive time.Duration
+
+	// BodyTimeout bounds the time the body of a POST may take to arrive,
+	// counted from when the handler starts reading it (the headers have
+	// arrived by then; http.Server.ReadHeaderTimeout bounds those). A body
+	// that trickles in, or never finishes, is answered with 408 Request
+	// Timeout and its connection closed, so a slow peer cannot hold a
+	// goroutine and a connection for ever. It is a per-request read
+	// deadline (http.ResponseController.SetReadDeadline), lifted once the
+	// body is read: unlike http.Server.ReadTimeout, it does not also bound
+	// a long-lived response, such as a subscriptions/listen stream. It
+	// replaces any ReadTimeout of the server while the body is read. Zero
+	// means DefaultBodyTimeout (30 s); negative sets no deadline, leaving
+	// the http.Server's own.
+	BodyTimeout time.Duration
+
+	// WriteTimeout bounds each write of a response: an event of a stream,
+	// a keep-alive comment, a JSON response. A write that a client does not
+	// take (it stopped reading, and the buffers between are full) fails
+	// after WriteTimeout, which ends the request: its context is cancelled
+	// and its connection closed. It is a deadline per write
+	// (http.ResponseController.SetWriteDeadline), renewed before each one,
+	// so it never cuts a stream that is read, however long it lasts; unlike
+	// http.Server.WriteTimeout, which bounds a whole response and would cut
+	// every long stream (the handler lifts that one when a stream starts).
+	// A client that stopped reading is noticed only once the buffers are
+	// full, which on a quiet stream can take long: WriteTimeout bounds
+	// what a stuck write costs, not how soon a dead reader is found (a
+	// closed connection is found at once). Zero means DefaultWriteTimeout
+	// (30 s); negative sets no deadline.
+	WriteTimeout time.Duration
 
 	// AllowedHosts lists the Host header values accepted, as "name" (any
 	// port) or "name:port". When empty, the handler protects servers that
@@ -98,6 +136,8 @@ type handler struct {
 	s         *server.Server
 	maxBody   int64
 	keepAlive time.Duration
+	bodyTime  time.Duration // HandlerOptions.BodyTimeout, resolved; <= 0: none
+	writeTime time.Duration // HandlerOptions.WriteTimeout, resolved; <= 0: none
 	origins   *originPolicy
 	findTool  func(ctx context.Context, name string) (*mcp.Tool, bool)
 	log       *slog.Logger
@@ -128,6 +168,8 @@ func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
 		s:         s,
 		maxBody:   o.MaxBodyBytes,
 		keepAlive: o.KeepAlive,
+		bodyTime:  o.BodyTimeout,
+		writeTime: o.WriteTimeout,
 		origins:   newOriginPolicy(&o),
 		findTool:  o.FindTool,
 		log:       o.Logger,
@@ -137,6 +179,12 @@ func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
 	}
 	if h.keepAlive == 0 {
 		h.keepAlive = DefaultKeepAlive
+	}
+	if h.bodyTime == 0 {
+		h.bodyTime = DefaultBodyTimeout
+	}
+	if h.writeTime == 0 {
+		h.writeTime = DefaultWriteTimeout
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -168,26 +216,47 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.methodNotAllowed(w)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mediaType(ct) != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{
-				Code:    jsonrpc.CodeInvalidRequest,
-				Message: "Unsupported Media Type: the body must be application/json",
-			})
-			return
+	if ct := r.Header["Content-Type"]; len(ct) == 0 || mediaType(ct[0]) != "application/json" {
+		got := "none"
+		if len(ct) > 0 {
+			got = echoHeader(ct[0])
 		}
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidRequest,
+			Message: "Unsupported Media Type: the body must be sent as Content-Type: application/json (got " + got + ")",
+		})
+		return
 	}
-	body, err := h.readBody(r)
+	if accept := r.Header["Accept"]; !acceptsJSON(accept) && !acceptsEventStream(accept) {
+		// Every answer is JSON or an event stream: there is nothing this
+		// client would take.
+		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidRequest,
+			Message: "Not Acceptable: the answer is application/json or text/event-stream; send Accept: application/json, text/event-stream",
+		})
+		return
+	}
+	body, err := h.readBody(w, r)
 	if err != nil {
-		if errors.Is(err, errBodyTooLarge) {
+		switch {
+		case errors.Is(err, errBodyTooLarge):
 			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, &jsonrpc.Error{
 				Code:    jsonrpc.CodeInvalidRequest,
 				Message: fmt.Sprintf("Request body too large: the limit is %d bytes", h.maxBody),
 			})
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			h.log.Debug("streamhttp: request body timed out", "remote", r.RemoteAddr, "limit", h.bodyTime)
+			// The connection's read side is past its deadline: it cannot
+			// carry another request.
+			w.Header()["Connection"] = connectionClose
+			writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, &jsonrpc.Error{
+				Code:    jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("Request Timeout: the request body did not arrive within %s", h.bodyTime),
+			})
+		default:
+			h.log.Debug("streamhttp: reading request body", "err", err)
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: could not read the request body"})
 		}
-		h.log.Debug("streamhttp: reading request body", "err", err)
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: could not read the request body"})
 		return
 	}
 
@@ -286,7 +355,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *json
 		return
 	}
 
-	rs := newResponder(w, r, msg.ID, streamOK, h.keepAlive, h.log)
+	rs := newResponder(w, r, msg.ID, streamOK, h.keepAlive, h.writeTime, h.log)
 	req.SetNotify(rs.notify)
 	res, err := h.s.Serve(r.Context(), req)
 	rs.finish(res, err)
@@ -307,11 +376,30 @@ func (h *handler) methodNotAllowed(w http.ResponseWriter) {
 // errBodyTooLarge reports a request body over MaxBodyBytes.
 var errBodyTooLarge = errors.New("request body too large")
 
-// readBody reads the whole request body, up to the limit.
-func (h *handler) readBody(r *http.Request) ([]byte, error) {
+// readBody reads the whole request body, up to the limit and within
+// BodyTimeout.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > h.maxBody {
 		return nil, errBodyTooLarge
 	}
+	if h.bodyTime > 0 && setReadDeadline(w, time.Now().Add(h.bodyTime)) == nil {
+		// (A writer that cannot take deadlines, such as a test recorder,
+		// reads without one.) The deadline is lifted once the body is
+		// in: left in place, it would end the request (net/http cancels
+		// its context when the connection's background read fails),
+		// cutting every long stream. After a failure it stays, so that
+		// net/http's draining of the rest of the body fails too, at once.
+		body, err := h.readBodyNow(r)
+		if err == nil {
+			setReadDeadline(w, time.Time{})
+		}
+		return body, err
+	}
+	return h.readBodyNow(r)
+}
+
+// readBodyNow reads the body: readBody without the deadline.
+func (h *handler) readBodyNow(r *http.Request) ([]byte, error) {
 	if r.ContentLength > 0 {
 		// The usual case: read exactly what was announced, in one buffer.
 		buf := make([]byte, r.ContentLength)
@@ -329,6 +417,32 @@ func (h *handler) readBody(r *http.Request) ([]byte, error) {
 		return nil, errBodyTooLarge
 	}
 	return b.Bytes(), nil
+}
+
+// deadliner is what net/http's own ResponseWriters implement; asserting it
+// directly spares the allocation of an http.ResponseController on every
+// request.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
+// setReadDeadline sets the read deadline of w's connection (or HTTP/2
+// stream).
+func setReadDeadline(w http.ResponseWriter, t time.Time) error {
+	if d, ok := w.(deadliner); ok {
+		return d.SetReadDeadline(t)
+	}
+	return http.NewResponseController(w).SetReadDeadline(t)
+}
+
+// writeDeadline returns the deadline of a write starting now: zero (none)
+// when WriteTimeout is off.
+func writeDeadline(d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
 }
 
 // asRPCError returns err as a JSON-RPC error object: itself when it is one,
@@ -376,4 +490,5 @@ var (
 	sseContentType   = []string{"text/event-stream"}
 	noCache          = []string{"no-cache"}
 	noAccelBuffering = []string{"no"}
+	connectionClose  = []string{"close"}
 )

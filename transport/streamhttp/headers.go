@@ -5,6 +5,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -145,14 +146,27 @@ func mediaType(ct string) string {
 // acceptsEventStream reports whether an Accept header allows a
 // text/event-stream response. No Accept header accepts anything.
 func acceptsEventStream(values []string) bool {
+	return acceptsMedia(values, "text/event-stream", "text/*")
+}
+
+// acceptsJSON reports whether an Accept header allows an application/json
+// response. No Accept header accepts anything.
+func acceptsJSON(values []string) bool {
+	return acceptsMedia(values, "application/json", "application/*")
+}
+
+// acceptsMedia reports whether an Accept header allows media, named
+// exactly, by its type's wildcard or by */*, without q=0. It does not rank
+// ranges by specificity: "*/*, text/event-stream;q=0" still accepts.
+func acceptsMedia(values []string, media, typeWildcard string) bool {
 	if len(values) == 0 {
 		return true
 	}
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			media, params, _ := strings.Cut(part, ";")
-			media = trimOWS(media)
-			if !strings.EqualFold(media, "text/event-stream") && !strings.EqualFold(media, "text/*") && media != "*/*" {
+			m, params, _ := strings.Cut(part, ";")
+			m = trimOWS(m)
+			if !strings.EqualFold(m, media) && !strings.EqualFold(m, typeWildcard) && m != "*/*" {
 				continue
 			}
 			if !refused(params) {
@@ -161,6 +175,26 @@ func acceptsEventStream(values []string) bool {
 		}
 	}
 	return false
+}
+
+// maxEcho is the most bytes of a header value an error message repeats:
+// enough to recognise the value, too few to let a peer make the server
+// send back (and log) whatever it sent.
+const maxEcho = 128
+
+// echoHeader quotes a header value for an error message: cut to maxEcho
+// bytes (at a UTF-8 boundary, marked with an ellipsis) and escaped like a
+// Go string, so that control characters and quotes cannot forge the
+// message's structure.
+func echoHeader(v string) string {
+	if len(v) <= maxEcho {
+		return strconv.Quote(v)
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return strconv.Quote(v[:cut]) + "…"
 }
 
 // refused reports whether the parameters of a media range hold q=0 (0,

@@ -86,7 +86,7 @@ func (h *handler) legacyVersionOf(r *http.Request) (mcp.ProtocolVersion, *jsonrp
 		}
 	}
 	return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-		"Bad Request: unsupported %s %q (supported protocol versions: %v)", HeaderProtocolVersion, v, h.s.SupportedVersions())}
+		"Bad Request: unsupported %s %s (supported protocol versions: %v)", HeaderProtocolVersion, echoHeader(string(v)), h.s.SupportedVersions())}
 }
 
 // serveStateless serves a legacy request without a session.
@@ -102,7 +102,7 @@ func (h *handler) serveStateless(w http.ResponseWriter, r *http.Request, msg *js
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	rs := newResponder(w, r, msg.ID, acceptsEventStream(r.Header.Values("Accept")), h.keepAlive, h.log)
+	rs := newResponder(w, r, msg.ID, acceptsEventStream(r.Header.Values("Accept")), h.keepAlive, h.writeTime, h.log)
 	rs.inBand = true
 	res, err := sess.Handle(r.Context(), msg, rs.notify, nil) // nil: no back-channel, handlers that ask are told so
 	rs.finish(res, err)
@@ -172,7 +172,7 @@ func (h *handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls
 	q := &sessionRequest{
 		ls:       ls,
 		id:       msg.ID,
-		conn:     newHTTPConn(w, h.keepAlive),
+		conn:     newHTTPConn(w, h.keepAlive, h.writeTime),
 		streamOK: acceptsEventStream(r.Header.Values("Accept")),
 		cancel:   cancel,
 		retry:    h.sessions.opts.Retry,
@@ -355,6 +355,9 @@ func (q *sessionRequest) finish(res any, err error, h *handler) {
 		return // the client left before any event
 	}
 	q.done = true
+	if h.writeTime > 0 {
+		_ = q.conn.rc.SetWriteDeadline(writeDeadline(h.writeTime))
+	}
 	writeJSON(q.conn.w, status, msg)
 	q.conn.release()
 }
@@ -437,7 +440,7 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer ls.release()
-	c := newHTTPConn(w, h.keepAlive)
+	c := newHTTPConn(w, h.keepAlive, h.writeTime)
 	retry := h.sessions.opts.Retry
 
 	var st *eventStream
@@ -448,14 +451,14 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		}
 		if st == nil {
 			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-				"Bad Request: %s %q names no stream of this session that can be resumed (its events are no longer kept, or it never existed)", HeaderLastEventID, last)})
+				"Bad Request: %s %s names no stream of this session that can be resumed (its events are no longer kept, or it never existed)", HeaderLastEventID, echoHeader(last))})
 			return
 		}
 		st.mu.Lock()
 		if seq > st.seq {
 			st.mu.Unlock()
 			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-				"Bad Request: %s %q names an event this session never sent", HeaderLastEventID, last)})
+				"Bad Request: %s %s names an event this session never sent", HeaderLastEventID, echoHeader(last))})
 			return
 		}
 		events, gap := ls.keptAfter(st, seq)

@@ -50,10 +50,10 @@ func (p *originPolicy) check(r *http.Request) string {
 	loopback := servesLoopback(r)
 	if len(p.hosts) > 0 {
 		if !p.hostAllowed(r.Host) {
-			return "Host " + quoteHeader(r.Host) + " is not allowed"
+			return "Host " + echoHeader(r.Host) + " is not allowed"
 		}
 	} else if loopback && !isLoopbackHost(hostOnly(r.Host)) {
-		return "Host " + quoteHeader(r.Host) + " is not allowed: this server listens on a loopback address and accepts only localhost, 127.0.0.1 or [::1]"
+		return "Host " + echoHeader(r.Host) + " is not allowed: this server listens on a loopback address and accepts only localhost, 127.0.0.1 or [::1]"
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -64,16 +64,16 @@ func (p *originPolicy) check(r *http.Request) string {
 	case ok && p.origins[n]:
 		return ""
 	case !ok:
-		return "Origin " + quoteHeader(origin) + " is not allowed"
+		return "Origin " + echoHeader(origin) + " is not allowed"
 	case loopback:
 		if isLoopbackHost(hostOnly(originHost(n))) {
 			return ""
 		}
-		return "Origin " + quoteHeader(origin) + " is not allowed: this server listens on a loopback address"
+		return "Origin " + echoHeader(origin) + " is not allowed: this server listens on a loopback address"
 	case sameOrigin(n, r.Host) || p.hostAllowedOrigin(n):
 		return "" // same origin
 	}
-	return "Origin " + quoteHeader(origin) + " is not allowed"
+	return "Origin " + echoHeader(origin) + " is not allowed"
 }
 
 func (p *originPolicy) hostAllowed(hostport string) bool {
@@ -201,17 +201,4 @@ func defaultPort(scheme string) string {
 		return "443"
 	}
 	return ""
-}
-
-// quoteHeader quotes a header value for an error message, cutting it short.
-func quoteHeader(v string) string {
-	if len(v) > 100 {
-		v = v[:100] + "..."
-	}
-	return `"` + strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '"' {
-			return '?'
-		}
-		return r
-	}, v) + `"`
 }

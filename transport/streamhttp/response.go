@@ -41,6 +41,7 @@ type responder struct {
 	id        jsonrpc.ID
 	streamOK  bool
 	keepAlive time.Duration
+	writeTime time.Duration // HandlerOptions.WriteTimeout: the deadline of each write
 	log       *slog.Logger
 	// inBand sends every JSON-RPC error with 200, as legacy Streamable
 	// HTTP does: there, 404 means "your session is gone" and 400 a
@@ -56,7 +57,7 @@ type responder struct {
 	quiet     *time.Timer   // fires when the stream has been quiet for keepAlive
 }
 
-func newResponder(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, streamOK bool, keepAlive time.Duration, log *slog.Logger) *responder {
+func newResponder(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, streamOK bool, keepAlive, writeTime time.Duration, log *slog.Logger) *responder {
 	return &responder{
 		w:         w,
 		rc:        http.NewResponseController(w),
@@ -64,6 +65,7 @@ func newResponder(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, streamO
 		id:        id,
 		streamOK:  streamOK,
 		keepAlive: keepAlive,
+		writeTime: writeTime,
 		log:       log,
 	}
 }
@@ -135,8 +137,11 @@ func (p *responder) startLocked() {
 	}
 }
 
-// writeLocked writes b to the stream and flushes it.
+// writeLocked writes b to the stream and flushes it, within WriteTimeout.
 func (p *responder) writeLocked(b []byte) error {
+	// Renewed per write, so that a stream read as it goes lasts as long as
+	// it must. A writer without deadlines (a test recorder) just writes.
+	_ = p.rc.SetWriteDeadline(writeDeadline(p.writeTime))
 	if _, err := p.w.Write(b); err != nil {
 		p.failed = err
 		return err
@@ -197,6 +202,11 @@ func (p *responder) finish(res any, err error) {
 	if p.streaming {
 		p.writeLocked(appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg))
 		return
+	}
+	// A large result to a client that does not read must not block for
+	// ever either.
+	if p.writeTime > 0 {
+		_ = p.rc.SetWriteDeadline(writeDeadline(p.writeTime))
 	}
 	writeJSON(p.w, status, msg)
 }

@@ -529,6 +529,6 @@ func (ls *serverSession) versionMismatch(r *http.Request) *jsonrpc.Error {
 	if v == "" || mcp.ProtocolVersion(v) == ls.sess.ProtocolVersion() {
 		return nil
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: " + HeaderProtocolVersion + " " + strconv.Quote(v) +
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: " + HeaderProtocolVersion + " " + echoHeader(v) +
 		" is not the protocol version of this session (" + string(ls.sess.ProtocolVersion()) + ")"}
 }

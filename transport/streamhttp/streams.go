@@ -34,11 +34,12 @@ type httpConn struct {
 	failed   bool          // a write failed: the client is gone
 
 	keepAlive time.Duration
-	quiet     *time.Timer // fires when the stream has been quiet for keepAlive
+	writeTime time.Duration // HandlerOptions.WriteTimeout: the deadline of each write
+	quiet     *time.Timer   // fires when the stream has been quiet for keepAlive
 }
 
-func newHTTPConn(w http.ResponseWriter, keepAlive time.Duration) *httpConn {
-	return &httpConn{w: w, rc: http.NewResponseController(w), released: make(chan struct{}), keepAlive: keepAlive}
+func newHTTPConn(w http.ResponseWriter, keepAlive, writeTime time.Duration) *httpConn {
+	return &httpConn{w: w, rc: http.NewResponseController(w), released: make(chan struct{}), keepAlive: keepAlive, writeTime: writeTime}
 }
 
 // startSSE sends the headers of an event stream.
@@ -53,11 +54,15 @@ func (c *httpConn) startSSE() {
 	c.w.WriteHeader(http.StatusOK)
 }
 
-// write writes b and flushes it.
+// write writes b and flushes it, within WriteTimeout.
 func (c *httpConn) write(b []byte) error {
 	if c.failed {
 		return errConnFailed
 	}
+	// Renewed per write: a stream that is read lasts; one whose client
+	// stopped reading fails here, and the session's stream detaches from
+	// the connection as from any dropped one.
+	_ = c.rc.SetWriteDeadline(writeDeadline(c.writeTime))
 	if _, err := c.w.Write(b); err != nil {
 		c.failed = true
 		return err

@@ -32,7 +32,7 @@ func (h *handler) checkHeaders(r *http.Request, req *server.Request) *jsonrpc.Er
 	case !ok:
 		return mismatch("missing %s header (the body's method is %q)", HeaderMethod, req.Method)
 	case method != req.Method:
-		return mismatch("%s header value %q does not match body method %q", HeaderMethod, method, req.Method)
+		return mismatch("%s header value %s does not match body method %q", HeaderMethod, echoHeader(method), req.Method)
 	}
 
 	var name, field string
@@ -58,7 +58,7 @@ func (h *handler) checkHeaders(r *http.Request, req *server.Request) *jsonrpc.Er
 		return mismatch("%s header %v", HeaderName, err)
 	}
 	if decoded != name {
-		return mismatch("%s header value %q does not match body value %q", HeaderName, decoded, name)
+		return mismatch("%s header value %s does not match body value %q", HeaderName, echoHeader(decoded), name)
 	}
 	if p, ok := req.Params.(*mcp.CallToolRequestParams); ok {
 		return h.checkParamHeaders(r.Context(), hdr, req, p)
@@ -85,7 +85,7 @@ func compareVersionHeader(hdr http.Header, body string) *jsonrpc.Error {
 	case !ok:
 		return mismatch("missing %s header (the body's _meta says %q)", HeaderProtocolVersion, body)
 	case v != body:
-		return mismatch("%s header value %q does not match body _meta protocolVersion %q", HeaderProtocolVersion, v, body)
+		return mismatch("%s header value %s does not match body _meta protocolVersion %q", HeaderProtocolVersion, echoHeader(v), body)
 	}
 	return nil
 }
@@ -144,7 +144,7 @@ func (h *handler) checkParamHeaders(ctx context.Context, hdr http.Header, req *s
 			return mismatch("%s%s header %v", HeaderParamPrefix, ph.name, err)
 		}
 		if !matchesArgument(ph.kind, decoded, value) {
-			return mismatch("%s%s header value %q does not match argument %q (%s)", HeaderParamPrefix, ph.name, shorten([]byte(decoded)), arg, shorten(value))
+			return mismatch("%s%s header value %s does not match argument %q (%s)", HeaderParamPrefix, ph.name, echoHeader(decoded), arg, shorten(value))
 		}
 	}
 	return nil
