@@ -187,7 +187,9 @@ func TestWriteTimeoutEndsStalledStream(t *testing.T) {
 // POST, legacy ones included.
 func TestHandlerMediaTypes(t *testing.T) {
 	f := newFixture()
-	url, _ := serve(t, NewHandler(f.s, nil))
+	h := NewHandler(f.s, nil)
+	url, _ := serve(t, h)
+	t.Cleanup(func() { EndSessions(h) })
 	with := func(h http.Header, k, v string) http.Header {
 		h = h.Clone()
 		if v == "" {
@@ -244,8 +246,10 @@ func TestHandlerEchoesHeadersShort(t *testing.T) {
 	f := newFixture()
 	// Not serve: its recorder holds every answer to 2026-07-28, and this
 	// test opens a legacy session.
-	ts := httptest.NewServer(NewHandler(f.s, nil))
+	h := NewHandler(f.s, nil)
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { EndSessions(h) })
 	url := ts.URL
 	long := strings.Repeat("A", 8000)
 	list := rawRequest(7, "tools/list", "")
