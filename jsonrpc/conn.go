@@ -91,7 +91,11 @@ type Conn struct {
 	inflight map[ID]context.CancelFunc // peer requests being served
 	closeErr error                     // why the read loop ended
 
-	handlers sync.WaitGroup // request goroutines
+	handlers sync.WaitGroup // request goroutines (workers)
+	// jobs hands a request to a worker that is idle, waiting for one;
+	// idle counts them. See startRequest.
+	jobs chan job
+	idle atomic.Int32
 	done     chan struct{}  // closed when the read loop and handlers are done
 	closing  sync.Once
 }
@@ -108,6 +112,7 @@ func NewConn(t transport.Conn, opts *ConnOptions) *Conn {
 		pending:  make(map[ID]chan *Response),
 		inflight: make(map[ID]context.CancelFunc),
 		done:     make(chan struct{}),
+		jobs:     make(chan job),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -566,13 +571,55 @@ func (c *Conn) startRequest(req *Request) {
 	}
 	ctx, cancel := context.WithCancel(c.work)
 	c.inflight[req.ID] = cancel
-	c.handlers.Add(1)
 	c.mu.Unlock()
-	go c.serve(ctx, cancel, req)
+	j := job{ctx, cancel, req}
+	select {
+	case c.jobs <- j: // an idle worker took it
+	default:
+		c.handlers.Add(1)
+		go c.worker(j)
+	}
+}
+
+// job is a request to serve, with its context.
+type job struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	req    *Request
+}
+
+// maxIdleWorkers bounds the workers a Conn keeps waiting for requests.
+const maxIdleWorkers = 8
+
+// worker serves j, then waits for more requests until the read side ends,
+// unless enough workers are waiting already.
+//
+// Reusing the goroutine is for its stack: a new goroutine starts with a
+// small stack, and decoding a request's params and arguments (encoding/json,
+// go-json-experiment) grows it, by copying, twice or more per request. On
+// the in-memory tools/call that copying was a fifth of the CPU profile (see
+// BENCHMARKS.md, "Profile-driven changes"). An idle worker's stack is shrunk
+// back by the garbage collector if it stays idle.
+func (c *Conn) worker(j job) {
+	defer c.handlers.Done()
+	for {
+		c.serve(j.ctx, j.cancel, j.req)
+		if c.idle.Add(1) > maxIdleWorkers {
+			c.idle.Add(-1)
+			return
+		}
+		select {
+		case j = <-c.jobs:
+			c.idle.Add(-1)
+		case <-c.work.Done():
+			// The read side has ended: no request can come any more.
+			c.idle.Add(-1)
+			return
+		}
+	}
 }
 
 func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, req *Request) {
-	defer c.handlers.Done()
 	result, err := c.call(ctx, req)
 	c.mu.Lock()
 	live := c.inflight[req.ID] != nil
