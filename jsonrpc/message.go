@@ -67,35 +67,6 @@ func DecodeMessage(data []byte) (Message, ID, error) {
 // The envelope itself counts as one level.
 const MaxNestingDepth = 128
 
-// nestingDepth returns the deepest nesting of objects and arrays in valid
-// JSON, counting only brackets outside strings.
-func nestingDepth(data []byte) int {
-	depth, deepest := 0, 0
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			deepest = max(deepest, depth)
-		case '}', ']':
-			depth--
-		}
-	}
-	return deepest
-}
-
 // Members of a message, as bits recording which were seen.
 const (
 	seenJSONRPC = 1 << iota
@@ -112,7 +83,8 @@ const (
 // failed to decode, whether it looked like a response (it had a result or
 // error member and no method), which must never be answered.
 func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShaped bool, rpcErr *Error) {
-	if !json.Valid(data) {
+	depth, valid := scanJSON(data)
+	if !valid {
 		// Run the decoder only to get a descriptive syntax error.
 		err := json.Unmarshal(data, new(json.RawMessage))
 		text := "invalid JSON"
@@ -121,7 +93,7 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		}
 		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
 	}
-	if depth := nestingDepth(data); depth > MaxNestingDepth {
+	if depth > MaxNestingDepth {
 		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
 	}
 	if jsontext.FirstByte(data) != '{' {
@@ -380,7 +352,7 @@ func appendRequest(dst []byte, id ID, method string, params []byte) ([]byte, err
 				return dst, errInvalidRaw
 			}
 		default:
-			if !json.Valid(params) {
+			if _, ok := scanJSON(params); !ok {
 				return dst, errInvalidRaw
 			}
 			return dst, errInvalidParams
@@ -431,7 +403,7 @@ func appendResponse(dst []byte, id ID, result []byte, e *Error) ([]byte, error) 
 // whitespace: line breaks inside strings must be escaped).
 func appendRaw(dst, raw []byte) ([]byte, error) {
 	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
-		if !json.Valid(raw) {
+		if _, ok := scanJSON(raw); !ok {
 			return dst, errInvalidRaw
 		}
 		return append(dst, raw...), nil

@@ -1,0 +1,224 @@
+package jsonrpc
+
+// scanJSON reports whether data is exactly one JSON value, surrounded by
+// optional whitespace, by the same rules as encoding/json.Valid (RFC 8259;
+// bytes inside strings are not checked for UTF-8, as encoding/json does not
+// either), and how deep objects and arrays nest in it.
+//
+// It exists because it is one pass where json.Valid and a depth count were
+// two, and because encoding/json's validator steps a state machine through
+// a function call per byte: on the in-memory tools/call, json.Valid was a
+// fifth of the CPU profile (BENCHMARKS.md, "Profile-driven changes"). The
+// fuzz test FuzzScanJSON holds it to json.Valid.
+func scanJSON(data []byte) (depth int, ok bool) {
+	// The open containers, innermost last: '{' or '['. Messages nest a few
+	// levels; the array keeps them off the heap.
+	var buf [32]byte
+	open := buf[:0]
+	n := len(data)
+	i := skipWS(data, 0)
+	for {
+		// A value starts at i.
+		if i >= n {
+			return depth, false
+		}
+		switch c := data[i]; c {
+		case '{', '[':
+			open = append(open, c)
+			depth = max(depth, len(open))
+			i = skipWS(data, i+1)
+			if i < n && data[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+				open = open[:len(open)-1]
+				i++
+				break
+			}
+			if c == '{' {
+				if i = scanKey(data, i); i < 0 {
+					return depth, false
+				}
+			}
+			continue // the first value of the container
+		case '"':
+			if i = scanString(data, i); i < 0 {
+				return depth, false
+			}
+		case 't':
+			if i = scanLiteral(data, i, "true"); i < 0 {
+				return depth, false
+			}
+		case 'f':
+			if i = scanLiteral(data, i, "false"); i < 0 {
+				return depth, false
+			}
+		case 'n':
+			if i = scanLiteral(data, i, "null"); i < 0 {
+				return depth, false
+			}
+		default:
+			if i = scanNumber(data, i); i < 0 {
+				return depth, false
+			}
+		}
+		// A value ended before i: close containers until another value
+		// is due.
+		for {
+			i = skipWS(data, i)
+			if len(open) == 0 {
+				return depth, i == n
+			}
+			if i >= n {
+				return depth, false
+			}
+			top := open[len(open)-1]
+			c := data[i]
+			if c == top+2 {
+				open = open[:len(open)-1]
+				i++
+				continue
+			}
+			if c != ',' {
+				return depth, false
+			}
+			i = skipWS(data, i+1)
+			if top == '{' {
+				if i = scanKey(data, i); i < 0 {
+					return depth, false
+				}
+			}
+			break
+		}
+	}
+}
+
+// scanKey scans an object member's name and its colon from i, returning
+// where the member's value starts (after whitespace), or -1.
+func scanKey(data []byte, i int) int {
+	if i >= len(data) || data[i] != '"' {
+		return -1
+	}
+	if i = scanString(data, i); i < 0 {
+		return -1
+	}
+	i = skipWS(data, i)
+	if i >= len(data) || data[i] != ':' {
+		return -1
+	}
+	return skipWS(data, i+1)
+}
+
+func skipWS(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// plainByte marks the bytes a string may hold as they are: anything but
+// control characters, the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// scanString scans the string literal whose quote is at i, returning the
+// index after its closing quote, or -1.
+func scanString(data []byte, i int) int {
+	i++
+	for {
+		for i < len(data) && plainByte[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			if i+1 >= len(data) {
+				return -1
+			}
+			switch data[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(data) {
+					return -1
+				}
+				for _, h := range data[i+2 : i+6] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 6
+			default:
+				return -1
+			}
+		default: // a control character
+			return -1
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func scanLiteral(data []byte, i int, lit string) int {
+	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// scanNumber scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? from i,
+// returning the index after it, or -1.
+func scanNumber(data []byte, i int) int {
+	n := len(data)
+	if i < n && data[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= n:
+		return -1
+	case data[i] == '0':
+		i++
+	case isDigit(data[i]):
+		for i < n && isDigit(data[i]) {
+			i++
+		}
+	default:
+		return -1
+	}
+	if i < n && data[i] == '.' {
+		i++
+		if i >= n || !isDigit(data[i]) {
+			return -1
+		}
+		for i < n && isDigit(data[i]) {
+			i++
+		}
+	}
+	if i < n && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < n && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		if i >= n || !isDigit(data[i]) {
+			return -1
+		}
+		for i < n && isDigit(data[i]) {
+			i++
+		}
+	}
+	return i
+}
