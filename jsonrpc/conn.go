@@ -94,10 +94,10 @@ type Conn struct {
 	handlers sync.WaitGroup // request goroutines (workers)
 	// jobs hands a request to a worker that is idle, waiting for one;
 	// idle counts them. See startRequest.
-	jobs chan job
-	idle atomic.Int32
-	done     chan struct{}  // closed when the read loop and handlers are done
-	closing  sync.Once
+	jobs    chan job
+	idle    atomic.Int32
+	done    chan struct{} // closed when the read loop and handlers are done
+	closing sync.Once
 }
 
 // NewConn starts a connection over t.
