@@ -83,23 +83,6 @@ const (
 // failed to decode, whether it looked like a response (it had a result or
 // error member and no method), which must never be answered.
 func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShaped bool, rpcErr *Error) {
-	depth, valid := scanJSON(data)
-	if !valid {
-		// Run the decoder only to get a descriptive syntax error.
-		err := json.Unmarshal(data, new(json.RawMessage))
-		text := "invalid JSON"
-		if err != nil {
-			text = err.Error()
-		}
-		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
-	}
-	if depth > MaxNestingDepth {
-		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
-	}
-	if jsontext.FirstByte(data) != '{' {
-		return nil, ID{}, false, invalidRequest("a message must be a JSON object")
-	}
-
 	var (
 		seen     int
 		problem  string // first structural problem found
@@ -110,7 +93,8 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		result   []byte
 		errValue []byte
 	)
-	jsontext.Members(data, func(key, value []byte) {
+	// The members are gathered as the validating scan goes: one pass.
+	member := func(key, value []byte) {
 		var bit int
 		switch string(key) {
 		case "jsonrpc":
@@ -161,7 +145,24 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 			problem = firstOf(problem, "duplicate member "+strconv.Quote(string(key)))
 		}
 		seen |= bit
-	})
+	}
+	depth, valid := scanMembers(data, member)
+	if !valid {
+		// Run the decoder only to get a descriptive syntax error.
+		err := json.Unmarshal(data, new(json.RawMessage))
+		text := "invalid JSON"
+		if err != nil {
+			text = err.Error()
+		}
+		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
+	}
+	if depth > MaxNestingDepth {
+		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
+	}
+	if jsontext.FirstByte(data) != '{' {
+		return nil, ID{}, false, invalidRequest("a message must be a JSON object")
+	}
+
 	responseShaped = seen&seenMethod == 0 && seen&(seenResult|seenError) != 0
 	if badID {
 		return nil, ID{}, responseShaped, invalidRequest("id must be a string, a number or null")

@@ -1,5 +1,12 @@
 package jsonrpc
 
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
+)
+
 // scanJSON reports whether data is exactly one JSON value, surrounded by
 // optional whitespace, by the same rules as encoding/json.Valid (RFC 8259;
 // bytes inside strings are not checked for UTF-8, as encoding/json does not
@@ -10,12 +17,22 @@ package jsonrpc
 // a function call per byte: on the in-memory tools/call, json.Valid was a
 // fifth of the CPU profile (BENCHMARKS.md, "Profile-driven changes"). The
 // fuzz test FuzzScanJSON holds it to json.Valid.
-func scanJSON(data []byte) (depth int, ok bool) {
+func scanJSON(data []byte) (depth int, ok bool) { return scanMembers(data, nil) }
+
+// scanMembers is scanJSON that also, when data is an object and member is
+// not nil, calls member with the name (unescaped, as jsontext.Members gives
+// it) and the raw value of each of its members, in order, as the scan goes:
+// decoding a message takes one pass over it, not two. Values are never empty
+// and alias data. member may be called before the scan finds data invalid:
+// a caller must discard what it gathered when ok is false.
+func scanMembers(data []byte, member func(key, value []byte)) (depth int, ok bool) {
 	// The open containers, innermost last: '{' or '['. Messages nest a few
 	// levels; the array keeps them off the heap.
 	var buf [32]byte
 	open := buf[:0]
 	n := len(data)
+	// The name and the value's start of the top-level member being scanned.
+	var keyStart, keyEnd, valueStart int
 	i := skipWS(data, 0)
 	for {
 		// A value starts at i.
@@ -33,9 +50,15 @@ func scanJSON(data []byte) (depth int, ok bool) {
 				break
 			}
 			if c == '{' {
-				if i = scanKey(data, i); i < 0 {
+				start := i
+				end, next := scanKey(data, i)
+				if next < 0 {
 					return depth, false
 				}
+				if len(open) == 1 {
+					keyStart, keyEnd, valueStart = start, end, next
+				}
+				i = next
 			}
 			continue // the first value of the container
 		case '"':
@@ -62,6 +85,9 @@ func scanJSON(data []byte) (depth int, ok bool) {
 		// A value ended before i: close containers until another value
 		// is due.
 		for {
+			if len(open) == 1 && open[0] == '{' && member != nil {
+				member(memberName(data[keyStart:keyEnd]), data[valueStart:i])
+			}
 			i = skipWS(data, i)
 			if len(open) == 0 {
 				return depth, i == n
@@ -81,29 +107,47 @@ func scanJSON(data []byte) (depth int, ok bool) {
 			}
 			i = skipWS(data, i+1)
 			if top == '{' {
-				if i = scanKey(data, i); i < 0 {
+				end, next := scanKey(data, i)
+				if next < 0 {
 					return depth, false
 				}
+				if len(open) == 1 {
+					keyStart, keyEnd, valueStart = i, end, next
+				}
+				i = next
 			}
 			break
 		}
 	}
 }
 
+// memberName returns the name the valid string literal lit holds: its
+// inside when that needs no decoding, else the decoded string.
+func memberName(lit []byte) []byte {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return inner
+	}
+	s, _ := jsontext.Unquote(lit)
+	return []byte(s)
+}
+
 // scanKey scans an object member's name and its colon from i, returning
-// where the member's value starts (after whitespace), or -1.
-func scanKey(data []byte, i int) int {
+// the end of the name's literal and where the member's value starts (after
+// whitespace), or -1 for the latter.
+func scanKey(data []byte, i int) (keyEnd, value int) {
 	if i >= len(data) || data[i] != '"' {
-		return -1
+		return 0, -1
 	}
 	if i = scanString(data, i); i < 0 {
-		return -1
+		return 0, -1
 	}
+	keyEnd = i
 	i = skipWS(data, i)
 	if i >= len(data) || data[i] != ':' {
-		return -1
+		return 0, -1
 	}
-	return skipWS(data, i+1)
+	return keyEnd, skipWS(data, i+1)
 }
 
 func skipWS(data []byte, i int) int {

@@ -2,8 +2,11 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
 // refDepth is the deepest nesting of objects and arrays in valid JSON,
@@ -66,6 +69,35 @@ func TestScanJSONAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
+// checkMembers fails t when scanMembers, on valid data, reports other
+// members than jsontext.Members, the reader decodeMessage used before.
+func checkMembers(t *testing.T, data []byte) {
+	t.Helper()
+	var got, want []string
+	_, ok := scanMembers(data, func(k, v []byte) { got = append(got, fmt.Sprintf("%q=%q", k, v)) })
+	if !ok {
+		return
+	}
+	jsontext.Members(data, func(k, v []byte) { want = append(want, fmt.Sprintf("%q=%q", k, v)) })
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("scanMembers(%q) = %v, jsontext.Members says %v", data, got, want)
+	}
+}
+
+func TestScanMembersAgreesWithJSONText(t *testing.T) {
+	cases := append([]string(nil), scanCases...)
+	cases = append(cases,
+		`{"a":{"b":{"c":1},"d":[{"e":2}]},"f":"g"}`,
+		`{ "\u0069d" : 1 , "m\u00e9thod":"x", "a\"b":[], "\ud800":null }`,
+		"{\"k\xff\":1,\"k2\":{\"x\":[1,{\"y\":2}]},\"k3\" : true }",
+		`{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"hi"}]}}`,
+		`[{"a":1}]`, `"x"`,
+	)
+	for _, c := range cases {
+		checkMembers(t, []byte(c))
+	}
+}
+
 func TestScanJSONAllocBudget(t *testing.T) {
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"name":"x","list":[1,2,[3,{"a":[true,false,null]}]]}}}`)
 	if n := testing.AllocsPerRun(100, func() { scanJSON(msg) }); n != 0 {
@@ -85,6 +117,7 @@ func FuzzScanJSON(f *testing.F) {
 		if ok && depth != refDepth(data) {
 			t.Fatalf("scanJSON(%q) depth = %d, want %d", data, depth, refDepth(data))
 		}
+		checkMembers(t, data)
 	})
 }
 
