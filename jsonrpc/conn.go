@@ -27,7 +27,8 @@ type Handler interface {
 	//
 	// For a request, the returned value is the result: it is sent as JSON
 	// (a json.RawMessage is sent as it is, after checking that it is valid
-	// JSON; a nil result is sent as {}). A returned error is sent as an
+	// JSON; a RawValid is sent without that check; a nil result is sent as
+	// {}). A returned error is sent as an
 	// error response: an *Error (found with errors.As) as it is, anything
 	// else as an internal error carrying err.Error() as its message. A
 	// panic is recovered and answered with an internal error. If the
@@ -158,7 +159,7 @@ func (c *Conn) Err() error {
 
 // Call sends a request and waits for its response. params is marshalled as
 // JSON and must encode as an object or an array (a json.RawMessage is sent
-// as it is; nil omits params). When result is not nil, the response's result
+// as it is, once checked; a RawValid without the check; nil omits params). When result is not nil, the response's result
 // is decoded into it (a *json.RawMessage receives the raw bytes). An error
 // response is returned as an *Error.
 //
@@ -167,11 +168,11 @@ func (c *Conn) Err() error {
 // timeout for the request. If the connection ends first, Call returns
 // ErrConnClosed.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	raw, err := marshalParams(params)
+	raw, trusted, err := marshalParams(params)
 	if err != nil {
 		return err
 	}
-	resp, err := c.CallRaw(ctx, method, raw)
+	resp, err := c.callRaw(ctx, ID{}, method, raw, trusted)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // CallRaw is Call with params and result as raw JSON.
 func (c *Conn) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.callRaw(ctx, ID{}, method, params)
+	return c.callRaw(ctx, ID{}, method, params, false)
 }
 
 // CallRawID is CallRaw with a request id chosen by the caller, for protocols
@@ -203,7 +204,7 @@ func (c *Conn) CallRawID(ctx context.Context, id ID, method string, params json.
 	if !id.IsValid() {
 		return nil, errors.New("jsonrpc: CallRawID needs a valid id")
 	}
-	return c.callRaw(ctx, id, method, params)
+	return c.callRaw(ctx, id, method, params, false)
 }
 
 // ErrIDInUse is returned by CallRawID for an id already used by a call in
@@ -211,8 +212,8 @@ func (c *Conn) CallRawID(ctx context.Context, id ID, method string, params json.
 var ErrIDInUse = errors.New("jsonrpc: request id already in use by a call in flight")
 
 // callRaw makes a call with the given id, or with the next free id of the
-// Conn's own when id is zero.
-func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.RawMessage) (json.RawMessage, error) {
+// Conn's own when id is zero. trusted says params are RawValid.
+func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.RawMessage, trusted bool) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.Ra
 			id = Int64ID(c.nextID.Add(1))
 		}
 		var err error
-		msg, err = appendRequest(make([]byte, 0, 48+len(id.raw)+len(method)+len(params)), id, method, params)
+		msg, err = appendRequest(make([]byte, 0, 48+len(id.raw)+len(method)+len(params)), id, method, params, trusted)
 		if err != nil {
 			return nil, fmt.Errorf("jsonrpc: encoding %s request: %w", method, err)
 		}
@@ -341,11 +342,11 @@ func (c *Conn) sendCancel(id ID, cause error) {
 // Notify sends a notification. params is encoded as for Call. It returns
 // ErrConnClosed once the connection has ended.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	raw, err := marshalParams(params)
+	raw, trusted, err := marshalParams(params)
 	if err != nil {
 		return err
 	}
-	msg, err := appendRequest(make([]byte, 0, 48+len(method)+len(raw)), ID{}, method, raw)
+	msg, err := appendRequest(make([]byte, 0, 48+len(method)+len(raw)), ID{}, method, raw, trusted)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s notification: %w", method, err)
 	}
@@ -374,18 +375,21 @@ func (c *Conn) closed() bool {
 	return c.closeErr != nil
 }
 
-func marshalParams(params any) (json.RawMessage, error) {
+// marshalParams encodes params, reporting whether they are RawValid.
+func marshalParams(params any) (raw json.RawMessage, trusted bool, err error) {
 	switch p := params.(type) {
 	case nil:
-		return nil, nil
+		return nil, false, nil
 	case json.RawMessage:
-		return p, nil
+		return p, false, nil
+	case RawValid:
+		return json.RawMessage(p), true, nil
 	default:
 		b, err := json.Marshal(p)
 		if err != nil {
-			return nil, fmt.Errorf("jsonrpc: encoding params: %w", err)
+			return nil, false, fmt.Errorf("jsonrpc: encoding params: %w", err)
 		}
-		return b, nil
+		return b, true, nil // json.Marshal writes valid JSON
 	}
 }
 
@@ -660,10 +664,13 @@ func (c *Conn) call(ctx context.Context, req *Request) (result any, err error) {
 // reply sends a response: an error response when rpcErr is not nil, else
 // result as JSON.
 func (c *Conn) reply(id ID, result any, rpcErr *Error) {
-	var raw []byte
+	var (
+		raw     []byte
+		trusted bool
+	)
 	if rpcErr == nil {
 		var err error
-		if raw, err = marshalResult(result); err != nil {
+		if raw, trusted, err = marshalResult(result); err != nil {
 			rpcErr = &Error{Code: CodeInternalError, Message: "Internal error: encoding result: " + err.Error()}
 		}
 	}
@@ -671,11 +678,11 @@ func (c *Conn) reply(id ID, result any, rpcErr *Error) {
 	if rpcErr != nil {
 		size += 32 + len(rpcErr.Message) + len(rpcErr.Data)
 	}
-	msg, err := appendResponse(make([]byte, 0, size), id, raw, rpcErr)
+	msg, err := appendResponse(make([]byte, 0, size), id, raw, trusted, rpcErr)
 	if err != nil {
 		// The handler's json.RawMessage result or error data was not JSON.
 		// The peer still gets an answer.
-		msg, _ = appendResponse(msg[:0], id, nil, &Error{Code: CodeInternalError, Message: "Internal error: encoding response: " + err.Error()})
+		msg, _ = appendResponse(msg[:0], id, nil, false, &Error{Code: CodeInternalError, Message: "Internal error: encoding response: " + err.Error()})
 	}
 	err = c.t.Write(c.ctx, msg)
 	if err != nil && c.ctx.Err() == nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
@@ -683,13 +690,18 @@ func (c *Conn) reply(id ID, result any, rpcErr *Error) {
 	}
 }
 
-func marshalResult(result any) ([]byte, error) {
+// marshalResult encodes a handler's result, reporting whether it is known
+// to be valid JSON.
+func marshalResult(result any) ([]byte, bool, error) {
 	switch r := result.(type) {
 	case nil:
-		return []byte("{}"), nil
+		return []byte("{}"), true, nil
 	case json.RawMessage:
-		return r, nil
+		return r, false, nil
+	case RawValid:
+		return r, true, nil
 	default:
-		return json.Marshal(r)
+		b, err := json.Marshal(r)
+		return b, true, err
 	}
 }
