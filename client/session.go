@@ -218,7 +218,7 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 			res, err = s.conn.CallRawID(ctx, id, method, raw)
 		} else {
 			// mcp.Marshal wrote raw: the connection need not check it again.
-			err = s.conn.Call(ctx, method, jsonrpc.RawValid(raw), &res)
+			res, err = s.conn.CallRawValid(ctx, method, raw)
 		}
 		if err == nil {
 			return res, nil

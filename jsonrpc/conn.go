@@ -194,6 +194,12 @@ func (c *Conn) CallRaw(ctx context.Context, method string, params json.RawMessag
 	return c.callRaw(ctx, ID{}, method, params, false)
 }
 
+// CallRawValid is CallRaw with params that an encoder wrote (see
+// RawValid), which are therefore not checked again before they are sent.
+func (c *Conn) CallRawValid(ctx context.Context, method string, params RawValid) (json.RawMessage, error) {
+	return c.callRaw(ctx, ID{}, method, json.RawMessage(params), true)
+}
+
 // CallRawID is CallRaw with a request id chosen by the caller, for protocols
 // in which the request id names something beyond the call (an MCP
 // subscriptions/listen stream, say). id must be valid and not in use by

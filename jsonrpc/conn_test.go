@@ -1225,5 +1225,23 @@ func TestRawValid(t *testing.T) {
 			t.Errorf("Call with RawValid params sent %#v", req)
 		}
 		p.send(`{"jsonrpc":"2.0","id":` + req.ID.Raw() + `,"result":{}}`)
+
+		done := make(chan json.RawMessage)
+		go func() {
+			res, err := c.CallRawValid(ctx, "v", RawValid("{\"y\":\n2}"))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+		data := <-p.msgs
+		req2, _, err := DecodeMessage(data)
+		if err != nil || strings.ContainsAny(string(data), "\r\n") || string(req2.(*Request).Params) != `{"y":2}` {
+			t.Errorf("CallRawValid sent %s (%v), want params {\"y\":2} on one line", data, err)
+		}
+		p.send(`{"jsonrpc":"2.0","id":` + req2.(*Request).ID.Raw() + `,"result":{"z":3}}`)
+		if res := <-done; string(res) != `{"z":3}` {
+			t.Errorf("CallRawValid returned %s", res)
+		}
 	})
 }
