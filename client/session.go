@@ -230,7 +230,8 @@ func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, para
 		if id.IsValid() {
 			res, err = s.conn.CallRawID(ctx, id, method, raw)
 		} else {
-			res, err = s.conn.CallRaw(ctx, method, raw)
+			// mcp.Marshal wrote raw: the connection need not check it again.
+			res, err = s.conn.CallRawValid(ctx, method, raw)
 		}
 		if err == nil {
 			return res, nil

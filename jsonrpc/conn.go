@@ -27,7 +27,8 @@ type Handler interface {
 	//
 	// For a request, the returned value is the result: it is sent as JSON
 	// (a json.RawMessage is sent as it is, after checking that it is valid
-	// JSON; a nil result is sent as {}). A returned error is sent as an
+	// JSON; a RawValid is sent without that check; a nil result is sent as
+	// {}). A returned error is sent as an
 	// error response: an *Error (found with errors.As) as it is, anything
 	// else as an internal error carrying err.Error() as its message. A
 	// panic is recovered and answered with an internal error. If the
@@ -91,9 +92,13 @@ type Conn struct {
 	inflight map[ID]context.CancelFunc // peer requests being served
 	closeErr error                     // why the read loop ended
 
-	handlers sync.WaitGroup // request goroutines
-	done     chan struct{}  // closed when the read loop and handlers are done
-	closing  sync.Once
+	handlers sync.WaitGroup // request goroutines (workers)
+	// jobs hands a request to a worker that is idle, waiting for one;
+	// idle counts them. See startRequest.
+	jobs    chan job
+	idle    atomic.Int32
+	done    chan struct{} // closed when the read loop and handlers are done
+	closing sync.Once
 }
 
 // NewConn starts a connection over t.
@@ -108,6 +113,7 @@ func NewConn(t transport.Conn, opts *ConnOptions) *Conn {
 		pending:  make(map[ID]chan *Response),
 		inflight: make(map[ID]context.CancelFunc),
 		done:     make(chan struct{}),
+		jobs:     make(chan job),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -153,7 +159,7 @@ func (c *Conn) Err() error {
 
 // Call sends a request and waits for its response. params is marshalled as
 // JSON and must encode as an object or an array (a json.RawMessage is sent
-// as it is; nil omits params). When result is not nil, the response's result
+// as it is, once checked; a RawValid without the check; nil omits params). When result is not nil, the response's result
 // is decoded into it (a *json.RawMessage receives the raw bytes). An error
 // response is returned as an *Error.
 //
@@ -162,11 +168,11 @@ func (c *Conn) Err() error {
 // timeout for the request. If the connection ends first, Call returns
 // ErrConnClosed.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	raw, err := marshalParams(params)
+	raw, trusted, err := marshalParams(params)
 	if err != nil {
 		return err
 	}
-	resp, err := c.CallRaw(ctx, method, raw)
+	resp, err := c.callRaw(ctx, ID{}, method, raw, trusted)
 	if err != nil {
 		return err
 	}
@@ -185,7 +191,13 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // CallRaw is Call with params and result as raw JSON.
 func (c *Conn) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return c.callRaw(ctx, ID{}, method, params)
+	return c.callRaw(ctx, ID{}, method, params, false)
+}
+
+// CallRawValid is CallRaw with params that an encoder wrote (see
+// RawValid), which are therefore not checked again before they are sent.
+func (c *Conn) CallRawValid(ctx context.Context, method string, params RawValid) (json.RawMessage, error) {
+	return c.callRaw(ctx, ID{}, method, json.RawMessage(params), true)
 }
 
 // CallRawID is CallRaw with a request id chosen by the caller, for protocols
@@ -198,7 +210,7 @@ func (c *Conn) CallRawID(ctx context.Context, id ID, method string, params json.
 	if !id.IsValid() {
 		return nil, errors.New("jsonrpc: CallRawID needs a valid id")
 	}
-	return c.callRaw(ctx, id, method, params)
+	return c.callRaw(ctx, id, method, params, false)
 }
 
 // ErrIDInUse is returned by CallRawID for an id already used by a call in
@@ -206,8 +218,8 @@ func (c *Conn) CallRawID(ctx context.Context, id ID, method string, params json.
 var ErrIDInUse = errors.New("jsonrpc: request id already in use by a call in flight")
 
 // callRaw makes a call with the given id, or with the next free id of the
-// Conn's own when id is zero.
-func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.RawMessage) (json.RawMessage, error) {
+// Conn's own when id is zero. trusted says params are RawValid.
+func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.RawMessage, trusted bool) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -221,7 +233,7 @@ func (c *Conn) callRaw(ctx context.Context, id ID, method string, params json.Ra
 			id = Int64ID(c.nextID.Add(1))
 		}
 		var err error
-		msg, err = appendRequest(make([]byte, 0, 48+len(id.Raw())+len(method)+len(params)), id, method, params)
+		msg, err = appendRequest(make([]byte, 0, 48+len(id.Raw())+len(method)+len(params)), id, method, params, trusted)
 		if err != nil {
 			return nil, fmt.Errorf("jsonrpc: encoding %s request: %w", method, err)
 		}
@@ -336,11 +348,11 @@ func (c *Conn) sendCancel(id ID, cause error) {
 // Notify sends a notification. params is encoded as for Call. It returns
 // ErrConnClosed once the connection has ended.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	raw, err := marshalParams(params)
+	raw, trusted, err := marshalParams(params)
 	if err != nil {
 		return err
 	}
-	msg, err := appendRequest(make([]byte, 0, 48+len(method)+len(raw)), ID{}, method, raw)
+	msg, err := appendRequest(make([]byte, 0, 48+len(method)+len(raw)), ID{}, method, raw, trusted)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encoding %s notification: %w", method, err)
 	}
@@ -369,18 +381,21 @@ func (c *Conn) closed() bool {
 	return c.closeErr != nil
 }
 
-func marshalParams(params any) (json.RawMessage, error) {
+// marshalParams encodes params, reporting whether they are RawValid.
+func marshalParams(params any) (raw json.RawMessage, trusted bool, err error) {
 	switch p := params.(type) {
 	case nil:
-		return nil, nil
+		return nil, false, nil
 	case json.RawMessage:
-		return p, nil
+		return p, false, nil
+	case RawValid:
+		return json.RawMessage(p), true, nil
 	default:
 		b, err := json.Marshal(p)
 		if err != nil {
-			return nil, fmt.Errorf("jsonrpc: encoding params: %w", err)
+			return nil, false, fmt.Errorf("jsonrpc: encoding params: %w", err)
 		}
-		return b, nil
+		return b, true, nil // json.Marshal writes valid JSON
 	}
 }
 
@@ -566,13 +581,55 @@ func (c *Conn) startRequest(req *Request) {
 	}
 	ctx, cancel := context.WithCancel(c.work)
 	c.inflight[req.ID] = cancel
-	c.handlers.Add(1)
 	c.mu.Unlock()
-	go c.serve(ctx, cancel, req)
+	j := job{ctx, cancel, req}
+	select {
+	case c.jobs <- j: // an idle worker took it
+	default:
+		c.handlers.Add(1)
+		go c.worker(j)
+	}
+}
+
+// job is a request to serve, with its context.
+type job struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	req    *Request
+}
+
+// maxIdleWorkers bounds the workers a Conn keeps waiting for requests.
+const maxIdleWorkers = 8
+
+// worker serves j, then waits for more requests until the read side ends,
+// unless enough workers are waiting already.
+//
+// Reusing the goroutine is for its stack: a new goroutine starts with a
+// small stack, and decoding a request's params and arguments (encoding/json,
+// go-json-experiment) grows it, by copying, twice or more per request. On
+// the in-memory tools/call that copying was a fifth of the CPU profile (see
+// BENCHMARKS.md, "Profile-driven changes"). An idle worker's stack is shrunk
+// back by the garbage collector if it stays idle.
+func (c *Conn) worker(j job) {
+	defer c.handlers.Done()
+	for {
+		c.serve(j.ctx, j.cancel, j.req)
+		if c.idle.Add(1) > maxIdleWorkers {
+			c.idle.Add(-1)
+			return
+		}
+		select {
+		case j = <-c.jobs:
+			c.idle.Add(-1)
+		case <-c.work.Done():
+			// The read side has ended: no request can come any more.
+			c.idle.Add(-1)
+			return
+		}
+	}
 }
 
 func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, req *Request) {
-	defer c.handlers.Done()
 	result, err := c.call(ctx, req)
 	c.mu.Lock()
 	live := c.inflight[req.ID] != nil
@@ -613,10 +670,13 @@ func (c *Conn) call(ctx context.Context, req *Request) (result any, err error) {
 // reply sends a response: an error response when rpcErr is not nil, else
 // result as JSON.
 func (c *Conn) reply(id ID, result any, rpcErr *Error) {
-	var raw []byte
+	var (
+		raw     []byte
+		trusted bool
+	)
 	if rpcErr == nil {
 		var err error
-		if raw, err = marshalResult(result); err != nil {
+		if raw, trusted, err = marshalResult(result); err != nil {
 			rpcErr = &Error{Code: CodeInternalError, Message: "Internal error: encoding result: " + err.Error()}
 		}
 	}
@@ -624,11 +684,11 @@ func (c *Conn) reply(id ID, result any, rpcErr *Error) {
 	if rpcErr != nil {
 		size += 32 + len(rpcErr.Message) + len(rpcErr.Data)
 	}
-	msg, err := appendResponse(make([]byte, 0, size), id, raw, rpcErr)
+	msg, err := appendResponse(make([]byte, 0, size), id, raw, trusted, rpcErr)
 	if err != nil {
 		// The handler's json.RawMessage result or error data was not JSON.
 		// The peer still gets an answer.
-		msg, _ = appendResponse(msg[:0], id, nil, &Error{Code: CodeInternalError, Message: "Internal error: encoding response: " + err.Error()})
+		msg, _ = appendResponse(msg[:0], id, nil, false, &Error{Code: CodeInternalError, Message: "Internal error: encoding response: " + err.Error()})
 	}
 	err = c.t.Write(c.ctx, msg)
 	if err != nil && c.ctx.Err() == nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
@@ -636,13 +696,18 @@ func (c *Conn) reply(id ID, result any, rpcErr *Error) {
 	}
 }
 
-func marshalResult(result any) ([]byte, error) {
+// marshalResult encodes a handler's result, reporting whether it is known
+// to be valid JSON.
+func marshalResult(result any) ([]byte, bool, error) {
 	switch r := result.(type) {
 	case nil:
-		return []byte("{}"), nil
+		return []byte("{}"), true, nil
 	case json.RawMessage:
-		return r, nil
+		return r, false, nil
+	case RawValid:
+		return r, true, nil
 	default:
-		return json.Marshal(r)
+		b, err := json.Marshal(r)
+		return b, true, err
 	}
 }

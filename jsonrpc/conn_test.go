@@ -1188,3 +1188,60 @@ func TestCallRawID(t *testing.T) {
 		}
 	})
 }
+
+// RawValid is written without the validity check, but still compacted and
+// still held to params being an object or an array.
+func TestRawValid(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, p := newRawPeer(t, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			switch req.Method {
+			case "lines":
+				return RawValid("{\n  \"b\": 2\n}"), nil
+			case "unchecked":
+				return RawValid(`{"b":`), nil // the caller broke its promise
+			}
+			return nil, errors.New("unexpected")
+		}))
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"lines"}`)
+		wantResult(t, p.nextResponse(), `1`, `{"b":2}`) // compacted: one line
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"unchecked"}`)
+		if got, want := string(<-p.msgs), `{"jsonrpc":"2.0","id":2,"result":{"b":}`; got != want {
+			t.Errorf("RawValid result written as %s, want %s (as it is, unchecked)", got, want)
+		}
+
+		ctx := context.Background()
+		if err := c.Notify(ctx, "n", RawValid(`"s"`)); err == nil {
+			t.Error("Notify with RawValid string params succeeded")
+		}
+		if err := c.Notify(ctx, "n", RawValid("[1,\n2]")); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(<-p.msgs), `{"jsonrpc":"2.0","method":"n","params":[1,2]}`; got != want {
+			t.Errorf("notification written as %s, want %s", got, want)
+		}
+		go c.Call(ctx, "m", RawValid(`{"x":1}`), nil)
+		req, ok := p.next().(*Request)
+		if !ok || string(req.Params) != `{"x":1}` {
+			t.Errorf("Call with RawValid params sent %#v", req)
+		}
+		p.send(`{"jsonrpc":"2.0","id":` + req.ID.Raw() + `,"result":{}}`)
+
+		done := make(chan json.RawMessage)
+		go func() {
+			res, err := c.CallRawValid(ctx, "v", RawValid("{\"y\":\n2}"))
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+		data := <-p.msgs
+		req2, _, err := DecodeMessage(data)
+		if err != nil || strings.ContainsAny(string(data), "\r\n") || string(req2.(*Request).Params) != `{"y":2}` {
+			t.Errorf("CallRawValid sent %s (%v), want params {\"y\":2} on one line", data, err)
+		}
+		p.send(`{"jsonrpc":"2.0","id":` + req2.(*Request).ID.Raw() + `,"result":{"z":3}}`)
+		if res := <-done; string(res) != `{"z":3}` {
+			t.Errorf("CallRawValid returned %s", res)
+		}
+	})
+}

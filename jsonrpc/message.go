@@ -9,6 +9,18 @@ import (
 	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
+// RawValid is JSON text that its producer guarantees to be valid, such as
+// the output of json.Marshal or mcp.Marshal. Given to a Conn as params (Call,
+// Notify) or returned by a Handler as a result, it is written without being
+// checked again: the peer validates every message it reads, and checking
+// the output of an encoder on its way out was a second full pass over every
+// message (BENCHMARKS.md, "Profile-driven changes"). Line breaks are still
+// removed, which framing depends on, and params must still be an object or
+// an array. Text that is not valid JSON makes the peer refuse the message:
+// use RawValid only for what an encoder wrote, and json.RawMessage (which
+// is checked) for anything else.
+type RawValid []byte
+
 // Message is one JSON-RPC 2.0 message: a *Request (a notification when it
 // has no ID) or a *Response.
 type Message interface {
@@ -85,22 +97,6 @@ const (
 // failed to decode, whether it looked like a response (it had a result or
 // error member and no method), which must never be answered.
 func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShaped bool, rpcErr *Error) {
-	if !json.Valid(data) {
-		// Run the decoder only to get a descriptive syntax error.
-		err := json.Unmarshal(data, new(json.RawMessage))
-		text := "invalid JSON"
-		if err != nil {
-			text = err.Error()
-		}
-		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
-	}
-	if depth := jsontext.Depth(data); depth > MaxNestingDepth {
-		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
-	}
-	if jsontext.FirstByte(data) != '{' {
-		return nil, ID{}, false, invalidRequest("a message must be a JSON object")
-	}
-
 	var (
 		seen     int
 		problem  string // first structural problem found
@@ -111,7 +107,8 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		result   []byte
 		errValue []byte
 	)
-	jsontext.Members(data, func(key, value []byte) {
+	// The members are gathered as the validating scan goes: one pass.
+	member := func(key, value []byte) {
 		var bit int
 		switch string(key) {
 		case "jsonrpc":
@@ -166,7 +163,24 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 			problem = firstOf(problem, "duplicate member "+strconv.Quote(string(key)))
 		}
 		seen |= bit
-	})
+	}
+	depth, valid := scanMembers(data, member)
+	if !valid {
+		// Run the decoder only to get a descriptive syntax error.
+		err := json.Unmarshal(data, new(json.RawMessage))
+		text := "invalid JSON"
+		if err != nil {
+			text = err.Error()
+		}
+		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
+	}
+	if depth > MaxNestingDepth {
+		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
+	}
+	if jsontext.FirstByte(data) != '{' {
+		return nil, ID{}, false, invalidRequest("a message must be a JSON object")
+	}
+
 	responseShaped = seen&seenMethod == 0 && seen&(seenResult|seenError) != 0
 	if badID {
 		return nil, ID{}, responseShaped, invalidRequest("id must be a string, a number or null")
@@ -289,12 +303,12 @@ func AppendMessage(dst []byte, m Message) ([]byte, error) {
 		if m == nil {
 			return dst, errNilMessage
 		}
-		out, err = appendRequest(dst, m.ID, m.Method, m.Params)
+		out, err = appendRequest(dst, m.ID, m.Method, m.Params, false)
 	case *Response:
 		if m == nil {
 			return dst, errNilMessage
 		}
-		out, err = appendResponse(dst, m.ID, m.Result, m.Error)
+		out, err = appendResponse(dst, m.ID, m.Result, false, m.Error)
 	default:
 		return dst, errors.New("jsonrpc: unknown message type")
 	}
@@ -331,8 +345,8 @@ var (
 )
 
 // appendRequest appends a request, or a notification when id is zero. dst
-// may hold a partial message on failure.
-func appendRequest(dst []byte, id ID, method string, params []byte) ([]byte, error) {
+// may hold a partial message on failure. trusted says params are RawValid.
+func appendRequest(dst []byte, id ID, method string, params []byte, trusted bool) ([]byte, error) {
 	if method == "" {
 		return dst, errEmptyMethod
 	}
@@ -349,7 +363,7 @@ func appendRequest(dst []byte, id ID, method string, params []byte) ([]byte, err
 		case '{', '[':
 			dst = append(dst, `,"params":`...)
 			var err error
-			if dst, err = appendRaw(dst, params); err != nil {
+			if dst, err = appendRaw(dst, params, trusted); err != nil {
 				return dst, err
 			}
 		case 'n':
@@ -357,7 +371,7 @@ func appendRequest(dst []byte, id ID, method string, params []byte) ([]byte, err
 				return dst, errInvalidRaw
 			}
 		default:
-			if !json.Valid(params) {
+			if _, ok := scanJSON(params); !ok {
 				return dst, errInvalidRaw
 			}
 			return dst, errInvalidParams
@@ -367,8 +381,9 @@ func appendRequest(dst []byte, id ID, method string, params []byte) ([]byte, err
 }
 
 // appendResponse appends a response: an error response when e is not nil.
-// dst may hold a partial message on failure.
-func appendResponse(dst []byte, id ID, result []byte, e *Error) ([]byte, error) {
+// dst may hold a partial message on failure. trusted says result is
+// RawValid.
+func appendResponse(dst []byte, id ID, result []byte, trusted bool, e *Error) ([]byte, error) {
 	// An error response to a message whose id could not be read omits the
 	// id: MCP's schema makes it optional there and does not allow null
 	// (plain JSON-RPC 2.0 would write null).
@@ -387,7 +402,7 @@ func appendResponse(dst []byte, id ID, result []byte, e *Error) ([]byte, error) 
 		dst = appendString(dst, e.Message)
 		if len(e.Data) > 0 {
 			dst = append(dst, `,"data":`...)
-			if dst, err = appendRaw(dst, e.Data); err != nil {
+			if dst, err = appendRaw(dst, e.Data, false); err != nil {
 				return dst, err
 			}
 		}
@@ -396,20 +411,23 @@ func appendResponse(dst []byte, id ID, result []byte, e *Error) ([]byte, error) 
 		dst = append(dst, `,"result":`...)
 		if len(result) == 0 {
 			dst = append(dst, "null"...)
-		} else if dst, err = appendRaw(dst, result); err != nil {
+		} else if dst, err = appendRaw(dst, result, trusted); err != nil {
 			return dst, err
 		}
 	}
 	return append(dst, '}'), nil
 }
 
-// appendRaw appends the JSON text raw after checking it, compacting it when
-// it contains line breaks (which, in valid JSON, are always insignificant
-// whitespace: line breaks inside strings must be escaped).
-func appendRaw(dst, raw []byte) ([]byte, error) {
+// appendRaw appends the JSON text raw after checking it (unless trusted:
+// raw is RawValid), compacting it when it contains line breaks (which, in
+// valid JSON, are always insignificant whitespace: line breaks inside
+// strings must be escaped). Compacting checks it either way.
+func appendRaw(dst, raw []byte, trusted bool) ([]byte, error) {
 	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
-		if !json.Valid(raw) {
-			return dst, errInvalidRaw
+		if !trusted {
+			if _, ok := scanJSON(raw); !ok {
+				return dst, errInvalidRaw
+			}
 		}
 		return append(dst, raw...), nil
 	}

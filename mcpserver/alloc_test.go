@@ -11,10 +11,10 @@ import (
 const (
 	// typedCallAllocBudget: a typed trivial tool call.
 	// client.TestCallToolAllocBudget's untyped low-level call is the floor.
-	typedCallAllocBudget = 45
+	typedCallAllocBudget = 32
 	// provisionerAllocBudget: the Provisioner flow, two rounds with one
 	// elicitation and a sealed requestState.
-	provisionerAllocBudget = 150
+	provisionerAllocBudget = 125
 )
 
 func TestTypedCallAllocBudget(t *testing.T) {

@@ -130,6 +130,17 @@ func decodeArguments[T any](schema *inputSchema, raw json.RawMessage) (T, error)
 	if err := jsontext.CheckUnambiguous(raw); err != nil && json.Valid(raw) {
 		return v, &ambiguousArgumentsError{err}
 	}
+	// The fast path: arguments the quick check accepts from their text are
+	// decoded once, into T. A decoding error sends them down the full path,
+	// which reports it as it always has.
+	// (A json.RawMessage In is not decoded at all: it takes the full path.)
+	_, rawIn := any(&v).(*json.RawMessage)
+	if q := schema.resolved.quick; !rawIn && q != nil && q.acceptsJSON(raw) {
+		if jsonv2.Unmarshal(raw, &v) == nil {
+			return v, nil
+		}
+		v = *new(T)
+	}
 	var instance any
 	if err := jsonv2.Unmarshal(raw, &instance); err != nil {
 		return v, &argumentsError{"arguments are not a valid JSON object: " + cleanDecodeError(err)}

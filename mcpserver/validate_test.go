@@ -155,3 +155,93 @@ func TestQuickSchemaAgreesWithJSONSchema(t *testing.T) {
 		}
 	}
 }
+
+// checkAcceptsJSON holds acceptsJSON to what decodeArguments needs of it:
+// when it accepts a text that a strict decoder reads into T, decoding the
+// text into any must succeed and the full validator must accept the result.
+func checkAcceptsJSON[T any](t *testing.T, v *validator, text []byte) (accepted bool) {
+	t.Helper()
+	if v.quick == nil || !v.quick.acceptsJSON(text) {
+		return false
+	}
+	var typed T
+	if jsonv2.Unmarshal(text, &typed) != nil {
+		return true // decodeArguments then takes the full path
+	}
+	var instance any
+	if err := jsonv2.Unmarshal(text, &instance); err != nil {
+		t.Fatalf("acceptsJSON accepts %q, which decodes into T but not into any: %v", text, err)
+	}
+	if err := v.full.Validate(instance); err != nil {
+		t.Fatalf("acceptsJSON accepts %q, which jsonschema-go refuses: %v", text, err)
+	}
+	return true
+}
+
+func TestAcceptsJSONAgreesWithDecodingThenValidating(t *testing.T) {
+	argSchema, err := newInputSchema(nil, reflect.TypeFor[quickArgs]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := argSchema.resolved
+	for _, c := range []struct {
+		text string
+		fast bool // the fast path should take it
+	}{
+		{`{"name":"x"}`, true}, {` { "name" : "x" , "count" : 3 } `, true}, {`{"name":"x","count":3.0}`, false},
+		{`{"name":"x","count":-0}`, true}, {`{"name":"x","ratio":2}`, true}, {`{"name":"x","on":true,"ptr":null}`, true},
+		{`{"name":"x","other":1}`, false}, {`{"n\u0061me":"x"}`, true}, {`{"name":"x","any":"s"}`, true},
+		{`{}`, false}, {`{"name":1}`, false}, {`{"name":null}`, false}, {`{"name":"x","count":3.5}`, false},
+		{`{"name":"x","count":1e400}`, false}, {`{"name":"x","other":1e400}`, false}, {`{"name":"x","any":{"k":[1]}}`, false},
+		{`{"name":"x","any":[]}`, false}, {`{"Name":"x"}`, false}, {`[]`, false}, {`"s"`, false}, {`null`, false},
+		{`{"name":"x"`, false}, {`{"name":"x",}`, false}, {"{\"name\":\"\xff\"}", false}, {`{"name":"\ud800"}`, false},
+		{`{"name":"x","name":"y"}`, false}, {`{"name":"x","count":"3"}`, false}, {`{"name":"x","on":"true"}`, false},
+	} {
+		accepted := checkAcceptsJSON[quickArgs](t, v, []byte(c.text))
+		var typed quickArgs
+		fast := accepted && jsonv2.Unmarshal([]byte(c.text), &typed) == nil
+		if fast != c.fast {
+			t.Errorf("fast path for %s = %v, want %v", c.text, fast, c.fast)
+		}
+	}
+	closed := newValidator(must(mustSchema(t, `{"type":"object","properties":{"a":{"type":"number"}},"required":["a"],"additionalProperties":false}`).Resolve(nil)))
+	for text, want := range map[string]bool{`{"a":1}`: true, `{"a":1.5}`: true, `{"a":1,"b":2}`: false, `{}`: false, `{"a":"1"}`: false} {
+		if got := checkAcceptsJSON[map[string]any](t, closed, []byte(text)); got != want {
+			t.Errorf("closed schema: acceptsJSON(%s) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// On an open schema, a struct In skips the members it does not name, so a
+// number only the map decoding would refuse must make acceptsJSON decline.
+func TestAcceptsJSONOpenSchemaUnknownMembers(t *testing.T) {
+	type in struct {
+		A float64 `json:"a"`
+	}
+	open := newValidator(must(mustSchema(t, `{"type":"object","properties":{"a":{"type":"number"}}}`).Resolve(nil)))
+	for text, want := range map[string]bool{`{"a":1,"zzz":2}`: true, `{"a":1,"zzz":1e400}`: false, `{"a":1,"zzz":[1e400]}`: false} {
+		if got := checkAcceptsJSON[in](t, open, []byte(text)); got != want {
+			t.Errorf("open schema: acceptsJSON(%s) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func FuzzAcceptsJSON(f *testing.F) {
+	for _, s := range []string{`{"name":"x"}`, `{"name":"x","count":3,"ratio":1.5,"on":true,"ptr":null,"any":"a"}`, `{"name":"x","other":[1]}`, `{"name":1e400}`} {
+		f.Add([]byte(s))
+	}
+	argSchema, err := newInputSchema(nil, reflect.TypeFor[quickArgs]())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAcceptsJSON[quickArgs](t, argSchema.resolved, data)
+	})
+}

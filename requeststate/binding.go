@@ -72,7 +72,7 @@ func questionDigests(reqs mcp.InputRequests) ([]question, error) {
 	}
 	qs := make([]question, 0, len(reqs))
 	for key, r := range reqs {
-		d, err := questionDigest(r)
+		d, err := cachedQuestionDigest(r)
 		if err != nil {
 			return nil, err
 		}
@@ -94,6 +94,11 @@ func questionDigest(r mcp.InputRequest) (d [questionTagLen]byte, err error) {
 	if err != nil {
 		return d, err
 	}
+	return digestQuestionJSON(raw)
+}
+
+// digestQuestionJSON digests a question's wire form.
+func digestQuestionJSON(raw []byte) (d [questionTagLen]byte, err error) {
 	c := getCanon(domainQuestion)
 	defer putCanon(c)
 	if err := c.jsonArguments(raw); err != nil {
@@ -126,7 +131,7 @@ func QuestionDigest(q mcp.InputRequest) (string, error) {
 	if q == nil {
 		return "", errors.New("requeststate: nil question")
 	}
-	d, err := questionDigest(q)
+	d, err := cachedQuestionDigest(q)
 	if err != nil {
 		return "", err
 	}

@@ -303,6 +303,6 @@ func Asked(ctx context.Context, key string, q mcp.InputRequest) bool {
 	if !ok {
 		return false
 	}
-	got, err := questionDigest(q)
+	got, err := cachedQuestionDigest(q)
 	return err == nil && string(got[:]) == string(want)
 }

@@ -55,7 +55,7 @@ func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 				s.log.Error("server: encoding a result", "method", req.Method, "err", err)
 				return nil, internalError()
 			}
-			return json.RawMessage(raw), nil
+			return jsonrpc.RawValid(raw), nil // written by an encoder: not checked again
 		}),
 	})
 	close(ready)

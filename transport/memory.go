@@ -97,11 +97,19 @@ func (c *memoryConn) Write(ctx context.Context, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	select {
-	case <-c.closed:
+	if isClosed(c.closed) {
 		return ErrClosed
-	case <-c.peer.closed:
+	}
+	if isClosed(c.peer.closed) {
 		return io.ErrClosedPipe
+	}
+	// The peer's buffer has room nearly always. Single-case selects with a
+	// default compile to plain non-blocking channel operations, whereas a
+	// select on several channels locks them all: the two-case select here was
+	// a twentieth of the CPU profile of an in-memory tools/call.
+	select {
+	case c.peer.in <- msg:
+		return nil
 	default:
 	}
 	select {
@@ -113,6 +121,16 @@ func (c *memoryConn) Write(ctx context.Context, msg []byte) error {
 		return io.ErrClosedPipe
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// isClosed reports whether ch, which is only ever closed, has been.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
