@@ -5,12 +5,12 @@
 # to the package's testdata/fuzz/<Target>/ and fails the run: commit it
 # with the fix, and it stays a regression test.
 #
-#   scripts/fuzz.sh                 # every target, FUZZTIME each (default 2s)
+#   scripts/fuzz.sh                 # every target, FUZZTIME each (default 20000x: that many inputs)
 #   FUZZTIME=10m scripts/fuzz.sh    # a longer run (docs/testing.md)
 #   scripts/fuzz.sh ./requeststate  # only the targets of these packages
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FUZZTIME=${FUZZTIME:-2s}
+FUZZTIME=${FUZZTIME:-20000x}
 GO=${GO:-go}
 
 pkgs=("$@")
