@@ -161,7 +161,9 @@ func (c *Conn) Err() error {
 // JSON and must encode as an object or an array (a json.RawMessage is sent
 // as it is, once checked; a RawValid without the check; nil omits params). When result is not nil, the response's result
 // is decoded into it (a *json.RawMessage receives the raw bytes). An error
-// response is returned as an *Error.
+// response is returned as an *Error; one a transport stood in with for a
+// request it failed to deliver, keeping the cause (transport.CallError), as
+// a *TransportError that matches both.
 //
 // If ctx ends first, Call sends a cancellation notification for the request
 // (in the background) and returns ctx.Err(); a deadline on ctx thus acts as a
