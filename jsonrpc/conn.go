@@ -161,7 +161,9 @@ func (c *Conn) Err() error {
 // JSON and must encode as an object or an array (a json.RawMessage is sent
 // as it is, once checked; a RawValid without the check; nil omits params). When result is not nil, the response's result
 // is decoded into it (a *json.RawMessage receives the raw bytes). An error
-// response is returned as an *Error.
+// response is returned as an *Error; one a transport stood in with for a
+// request it failed to deliver, keeping the cause (transport.CallError), as
+// a *TransportError that matches both.
 //
 // If ctx ends first, Call sends a cancellation notification for the request
 // (in the background) and returns ctx.Err(); a deadline on ctx thus acts as a
@@ -410,6 +412,12 @@ func (c *Conn) readLoop() {
 				c.tooLarge(err)
 				continue
 			}
+			var ce *transport.CallError
+			if errors.As(err, &ce) && c.ctx.Err() == nil {
+				// Not fatal: one request failed in the transport.
+				c.callFailed(ce)
+				continue
+			}
 			break
 		}
 		c.dispatch(data)
@@ -466,6 +474,44 @@ func (c *Conn) tooLarge(err error) {
 	}
 	c.log.Warn("jsonrpc: dropped an oversized message whose id could not be read", "err", err)
 }
+
+// callFailed fails the call whose request the transport could not deliver,
+// with an error that matches both the error response the transport stood
+// in with and the transport's cause. Anything else in ce.Response is
+// handled as if Read had returned it, and the cause is only logged.
+func (c *Conn) callFailed(ce *transport.CallError) {
+	msg, _, _, rpcErr := decodeMessage(ce.Response, false)
+	if r, ok := msg.(*Response); ok && rpcErr == nil && r.Error != nil && r.ID.IsValid() {
+		if ce.Err != nil {
+			r.local = &TransportError{RPC: r.Error, Err: ce.Err}
+		}
+		c.deliver(r)
+		return
+	}
+	c.log.Debug("jsonrpc: a transport's failed request came without an error response", "err", ce.Err)
+	if len(ce.Response) > 0 {
+		c.dispatch(ce.Response)
+	}
+}
+
+// TransportError is the error of a call that failed in the transport
+// rather than at the peer (on Streamable HTTP: a POST that failed), when the
+// transport kept the cause (see transport.CallError). It matches both the
+// error response the transport stood in with, a -32603 *Error found with
+// errors.As, and the cause, so that, say, errors.Is(err,
+// oauthclient.ErrIssuerMismatch) holds for a call whose POST the OAuth
+// RoundTripper refused.
+type TransportError struct {
+	RPC *Error // the error object of the transport's stand-in response
+	Err error  // why the transport failed the request
+}
+
+// Error returns the error object's message, as the call's error would be
+// without the cause.
+func (e *TransportError) Error() string { return e.RPC.Error() }
+
+// Unwrap returns the error object and the cause.
+func (e *TransportError) Unwrap() []error { return []error{e.RPC, e.Err} }
 
 // headID reads the id of a message from its first bytes: whether it is a
 // response (it has a result or an error member) or a request (a method).

@@ -26,7 +26,8 @@ type Conn interface {
 	// Read returns io.EOF once the peer has closed and every message it sent
 	// has been read. An error wrapping ErrMessageTooLarge is not fatal: the
 	// oversized message was discarded and the next Read continues with the
-	// message after it. Any other error ends the stream.
+	// message after it. Neither is a *CallError, which fails one request
+	// (see CallError). Any other error ends the stream.
 	Read(ctx context.Context) ([]byte, error)
 	// Write sends one message. The Conn takes ownership of msg: the caller
 	// must not modify it afterwards.

@@ -36,7 +36,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -153,7 +152,7 @@ func run(ctx context.Context, w io.Writer) error {
 		hostOf(as.Issuer()): "auth server", hostOf(resource): "MCP server",
 	}}
 	fmt.Fprintln(w, "Ada connects:")
-	sess, _, err := connect(ctx, w, tap, resource)
+	sess, err := connect(ctx, w, tap, resource)
 	if err != nil {
 		return fmt.Errorf("ada's connection: %w", err)
 	}
@@ -184,16 +183,16 @@ func run(ctx context.Context, w io.Writer) error {
 	// says why; the application decides what to do (here: report it).
 	as.SetSubject("") // the test server now answers "access_denied"
 	fmt.Fprintln(w, "Carol connects and clicks \"deny\":")
-	other, keeper, err := connect(ctx, w, tap, resource)
+	other, err := connect(ctx, w, tap, resource)
 	if err == nil {
 		other.Close()
 		return fmt.Errorf("carol connected without consent")
 	}
-	// The session reports the failure as a JSON-RPC error (-32603) whose
-	// message has the OAuth error's text; the typed error is kept by the
-	// keeper under the client's HTTP transport.
+	// Connect's error is the JSON-RPC error (-32603) that stands in for
+	// the answer the server never got to give, and it wraps the OAuth
+	// transport's typed error: errors.As finds either.
 	var denied *oauthclient.AuthorizationError
-	if errors.As(keeper.Err(), &denied) && denied.Code == "access_denied" {
+	if errors.As(err, &denied) && denied.Code == "access_denied" {
 		fmt.Fprintf(w, "no connection for Carol: she refused consent (%s)\n", denied.Code)
 		return nil
 	}
@@ -203,9 +202,8 @@ func run(ctx context.Context, w io.Writer) error {
 
 // connect opens a session to the server at resource, authorized by a new
 // OAuth client transport (which registers itself with the authorization
-// server on the first 401). The keeper holds the last error of that
-// transport.
-func connect(ctx context.Context, w io.Writer, tap *printer, resource string) (*client.Session, *errorKeeper, error) {
+// server on the first 401).
+func connect(ctx context.Context, w io.Writer, tap *printer, resource string) (*client.Session, error) {
 	oc, err := oauthclient.New(&oauthclient.Config{
 		// The headless authorizer requests the authorization URL itself
 		// and reads the redirect: fine for a test server that approves at
@@ -216,9 +214,8 @@ func connect(ctx context.Context, w io.Writer, tap *printer, resource string) (*
 		Base:       tap,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	keeper := &errorKeeper{rt: oc}
 	c := client.New(mcp.Implementation{Name: "oauth-example", Version: "1.0.0"}, &client.Options{
 		// The callback stands in for a form shown to the user, who picks
 		// eu-west-1 for every database except "scratch".
@@ -237,38 +234,10 @@ func connect(ctx context.Context, w io.Writer, tap *printer, resource string) (*
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	sess, err := c.Connect(ctx, streamhttp.NewClientTransport(resource, &streamhttp.ClientOptions{
-		HTTPClient: &http.Client{Transport: keeper},
+		HTTPClient: oc.Client(),
 		Logger:     slog.New(slog.DiscardHandler),
 	}))
-	return sess, keeper, err
-}
-
-// errorKeeper is an http.RoundTripper over the OAuth transport that keeps
-// the last error it returned. A client.Session reports a failed request as
-// a JSON-RPC error carrying only the text, so an application that must act
-// on the OAuth error's type (here: a refused consent) looks here.
-type errorKeeper struct {
-	rt http.RoundTripper
-
-	mu  sync.Mutex
-	err error
-}
-
-func (k *errorKeeper) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := k.rt.RoundTrip(req)
-	if err != nil {
-		k.mu.Lock()
-		k.err = err
-		k.mu.Unlock()
-	}
-	return resp, err
-}
-
-// Err returns the last error of the transport, or nil.
-func (k *errorKeeper) Err() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.err
+	return sess, err
 }
 
 // provision calls the tool and prints how it ended. A refusal by the tool

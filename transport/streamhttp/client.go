@@ -63,7 +63,11 @@ type ClientOptions struct {
 //     response, a response over MaxMessageSize) is delivered as an error
 //     response for the request with code -32603 (internal error) and a
 //     message saying what happened, such as "HTTP 502 Bad Gateway"; its
-//     data is {"httpStatus": N} when there was a status.
+//     data is {"httpStatus": N} when there was a status. When a Go error
+//     caused it (the HTTP client's, such as an OAuth RoundTripper's typed
+//     error, or a broken body), Read returns a *transport.CallError that
+//     carries both that error response and the cause, and jsonrpc.Conn
+//     fails the call with an error matching both.
 //   - A notifications/cancelled for a request in flight closes that
 //     request's POST, which is how Streamable HTTP cancels; nothing is
 //     sent. Other notifications are POSTed, and Write returns an error
@@ -168,7 +172,7 @@ func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	c := &clientConn{
 		url:   t.url,
 		opts:  &t.opts,
-		in:    make(chan []byte, 16),
+		in:    make(chan inbound, 16),
 		calls: make(map[jsonrpc.ID]context.CancelFunc),
 		tools: make(map[string][]paramHeader),
 		wait:  t.wait,
@@ -187,7 +191,7 @@ type clientConn struct {
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	in     chan []byte // messages for Read
+	in     chan inbound // what Read returns
 	wg     sync.WaitGroup
 
 	mu    sync.Mutex
@@ -204,15 +208,20 @@ type clientConn struct {
 	wait   func(ctx context.Context, d time.Duration) error // before resuming a stream
 }
 
-// Read returns the next message from the server. After Close it returns an
-// error wrapping transport.ErrClosed.
+// Read returns the next message from the server, or a *transport.CallError
+// for a request that failed with a Go error as its cause (see
+// NewClientTransport). After Close it returns an error wrapping
+// transport.ErrClosed.
 func (c *clientConn) Read(ctx context.Context) ([]byte, error) {
 	if c.ctx.Err() != nil {
 		return nil, transport.ErrClosed
 	}
 	select {
-	case msg := <-c.in:
-		return msg, nil
+	case in := <-c.in:
+		if in.err != nil {
+			return nil, in.err
+		}
+		return in.msg, nil
 	case <-c.ctx.Done():
 		return nil, transport.ErrClosed
 	case <-ctx.Done():
@@ -455,14 +464,34 @@ func (c *clientConn) call(ctx context.Context, m *outgoing, msg []byte) {
 			rep.raw = encodeResponse(rep.resp.ID, filtered, nil)
 		}
 	}
-	c.deliver(ctx, rep.raw)
+	c.deliverReply(ctx, rep)
 	rep.release()
+}
+
+// inbound is what one Read returns: a message, or a *transport.CallError.
+type inbound struct {
+	msg []byte
+	err error
 }
 
 // deliver hands a message to Read, unless ctx ends first.
 func (c *clientConn) deliver(ctx context.Context, msg []byte) {
 	select {
-	case c.in <- msg:
+	case c.in <- inbound{msg: msg}:
+	case <-ctx.Done():
+	}
+}
+
+// deliverReply hands the response to a request to Read: as a
+// *transport.CallError when the request failed with a cause, so that the
+// caller can match the cause, and as the message otherwise.
+func (c *clientConn) deliverReply(ctx context.Context, rep *reply) {
+	in := inbound{msg: rep.raw}
+	if rep.cause != nil {
+		in = inbound{err: &transport.CallError{Response: rep.raw, Err: rep.cause}}
+	}
+	select {
+	case c.in <- in:
 	case <-ctx.Done():
 	}
 }
@@ -474,6 +503,10 @@ type reply struct {
 	// rest is the remainder of an event stream whose response has been
 	// read; release drains and closes it.
 	rest io.ReadCloser
+	// cause is the Go error behind a failure response, if any (the HTTP
+	// client's error for a POST that failed): deliverReply hands it to the
+	// caller in a *transport.CallError.
+	cause error
 }
 
 func (r *reply) code() int64 {
@@ -507,7 +540,7 @@ const drainTimeout = time.Second
 func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hdr http.Header, onNotify func([]byte)) *reply {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {
-		return failure(id, 0, "streamhttp: "+err.Error())
+		return failure(id, 0, "streamhttp: "+err.Error()).because(err)
 	}
 	req.Header = hdr
 	resp, err := c.opts.HTTPClient.Do(req)
@@ -515,7 +548,7 @@ func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hd
 		if ctx.Err() != nil {
 			return nil
 		}
-		return failure(id, 0, "streamhttp: POST failed: "+err.Error())
+		return failure(id, 0, "streamhttp: POST failed: "+err.Error()).because(err)
 	}
 	var rep *reply
 	switch mediaType(resp.Header.Get("Content-Type")) {
@@ -549,7 +582,7 @@ func (c *clientConn) readJSON(ctx context.Context, id jsonrpc.ID, resp *http.Res
 		if ctx.Err() != nil {
 			return nil
 		}
-		return failure(id, resp.StatusCode, "streamhttp: reading the response: "+err.Error())
+		return failure(id, resp.StatusCode, "streamhttp: reading the response: "+err.Error()).because(err)
 	}
 	m, _, derr := jsonrpc.DecodeMessage(body)
 	r, ok := m.(*jsonrpc.Response)
@@ -590,7 +623,7 @@ func (c *clientConn) readStream(ctx context.Context, id jsonrpc.ID, resp *http.R
 			if ctx.Err() != nil {
 				return nil
 			}
-			return failure(id, resp.StatusCode, "streamhttp: the event stream broke before the response: "+err.Error())
+			return failure(id, resp.StatusCode, "streamhttp: the event stream broke before the response: "+err.Error()).because(err)
 		}
 		m, _, derr := jsonrpc.DecodeMessage(data)
 		if derr != nil {
@@ -625,6 +658,12 @@ func failure(id jsonrpc.ID, status int, message string) *reply {
 	}
 	r := &jsonrpc.Response{ID: id, Error: e}
 	return &reply{raw: encodeResponse(id, nil, e), resp: r}
+}
+
+// because records err as the cause of failure response r.
+func (r *reply) because(err error) *reply {
+	r.cause = err
+	return r
 }
 
 // statusFailure is the failure of a response that is not JSON-RPC: "HTTP

@@ -287,7 +287,7 @@ func (c *clientConn) legacyCall(ctx context.Context, s *legacySession, lc *legac
 		return
 	}
 	if lc.claim() {
-		c.deliver(ctx, rep.raw)
+		c.deliverReply(ctx, rep)
 	}
 	rep.release()
 }
@@ -315,7 +315,7 @@ func sessionEnded(id jsonrpc.ID, status int) *reply {
 func (c *clientConn) legacyExchange(ctx context.Context, s *legacySession, lc *legacyCall, m *outgoing, msg []byte, sid, version string) *reply {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {
-		return failure(m.id, 0, "streamhttp: "+err.Error())
+		return failure(m.id, 0, "streamhttp: "+err.Error()).because(err)
 	}
 	req.Header = c.legacyHeaders(acceptBoth, sid, version)
 	req.Header["Content-Type"] = jsonContentType
@@ -324,7 +324,7 @@ func (c *clientConn) legacyExchange(ctx context.Context, s *legacySession, lc *l
 		if ctx.Err() != nil {
 			return nil
 		}
-		return failure(m.id, 0, "streamhttp: POST failed: "+err.Error())
+		return failure(m.id, 0, "streamhttp: POST failed: "+err.Error()).because(err)
 	}
 	if resp.StatusCode == http.StatusNotFound && sid != "" {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -419,7 +419,7 @@ func (c *clientConn) readLegacyStream(ctx context.Context, s *legacySession, id 
 		case ev.lastID == "" && err == io.EOF:
 			return failure(id, resp.StatusCode, "streamhttp: the event stream ended before the response")
 		case ev.lastID == "":
-			return failure(id, resp.StatusCode, "streamhttp: the event stream broke before the response: "+err.Error())
+			return failure(id, resp.StatusCode, "streamhttp: the event stream broke before the response: "+err.Error()).because(err)
 		}
 		if ev.events > before {
 			misses = 0
