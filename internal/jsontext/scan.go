@@ -73,6 +73,25 @@ func Valid(data []byte) error {
 	return nil
 }
 
+// ScanMembers is Valid that also reads an object's members in the same
+// pass: when data is an object and member is not nil, it calls member with
+// the name (unescaped, as ObjectIter and Members give it) and the raw value
+// of each top-level member, in order, as the scan reaches them. Values are
+// never empty and alias data. member may be called before the scan finds
+// data invalid: a caller must discard what it gathered when the error is
+// not nil. The JSON-RPC decoder reads every message with it, so that a
+// message is walked once.
+func ScanMembers(data []byte, member func(key, value []byte)) error {
+	if member == nil || FirstByte(data) != '{' {
+		return Valid(data)
+	}
+	it := NewObjectIter(data)
+	for it.Next() {
+		member(it.Key, it.Val)
+	}
+	return it.Err
+}
+
 // SkipValue validates the JSON value starting at data[i] and returns the
 // offset just past it. depth is the number of objects and arrays already
 // open around the value: a container at depth MaxDepth or more is refused.
