@@ -8,11 +8,11 @@ import (
 )
 
 // This file is the validating mode of the package: readers of JSON that
-// nothing has checked yet (the one-pass decoders of package mcp, the
-// argument digest of package requeststate) walk it with these functions,
-// which check the grammar of RFC 8259 exactly as json.Valid does and report
-// the first error with its offset. The rest of the package is the trusting
-// mode, for text already known to be valid.
+// nothing has checked yet (the JSON-RPC decoder, the one-pass decoders of
+// package mcp, the argument digest of package requeststate) walk it with
+// these functions, which check the grammar of RFC 8259 exactly as
+// json.Valid does and report the first error with its offset. The rest of
+// the package is the trusting mode, for text already known to be valid.
 //
 // Both modes share one nesting limit, MaxDepth.
 
