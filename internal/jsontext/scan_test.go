@@ -311,6 +311,7 @@ func offset(err error) int {
 // nest: the reference for Depth.
 func tokenDepth(t *testing.T, data []byte) int {
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // 1e700 is valid JSON, and no float64
 	depth, deepest := 0, 0
 	for {
 		tok, err := dec.Token()
@@ -376,4 +377,37 @@ func compactAll(m map[string]json.RawMessage) map[string]string {
 		out[k] = string(compact(v))
 	}
 	return out
+}
+
+// TestNeedsAttention checks the eight-byte test of ScanString against
+// plainStringByte for every byte at every position, and every pair of
+// neighbouring bytes (where a borrow from one could hide or fake the
+// other).
+func TestNeedsAttention(t *testing.T) {
+	word := func(b []byte) uint64 {
+		var w uint64
+		for k := 7; k >= 0; k-- {
+			w = w<<8 | uint64(b[k])
+		}
+		return w
+	}
+	for p := range 8 {
+		for c := range 256 {
+			b := []byte("aaaaaaaa")
+			b[p] = byte(c)
+			if got := needsAttention(word(b)); got != !plainStringByte[c] {
+				t.Fatalf("%q: needsAttention = %v", b, got)
+			}
+		}
+	}
+	for p := range 7 {
+		for c := range 256 * 256 {
+			b := []byte("\xff\xff\xff\xff\xff\xff\xff\xff")
+			b[p], b[p+1] = byte(c), byte(c>>8)
+			want := !plainStringByte[b[p]] || !plainStringByte[b[p+1]]
+			if got := needsAttention(word(b)); got != want {
+				t.Fatalf("%q: needsAttention = %v, want %v", b, got, want)
+			}
+		}
+	}
 }
