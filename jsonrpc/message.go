@@ -164,8 +164,13 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		}
 		seen |= bit
 	}
-	depth, valid := scanMembers(data, member)
-	if !valid {
+	if err := jsontext.ScanMembers(data, member); err != nil {
+		// The scanner stops at the first level past the limit; a message
+		// that is valid JSON all the same is refused naming its depth
+		// (counted now that it is known valid), any other as unparsable.
+		if jsontext.IsDepthError(err) && json.Valid(data) {
+			return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(jsontext.Depth(data)) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
+		}
 		// Run the decoder only to get a descriptive syntax error.
 		err := json.Unmarshal(data, new(json.RawMessage))
 		text := "invalid JSON"
@@ -173,9 +178,6 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 			text = err.Error()
 		}
 		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
-	}
-	if depth > MaxNestingDepth {
-		return nil, ID{}, false, invalidRequest("message nesting depth " + strconv.Itoa(depth) + " exceeds the limit of " + strconv.Itoa(MaxNestingDepth))
 	}
 	if jsontext.FirstByte(data) != '{' {
 		return nil, ID{}, false, invalidRequest("a message must be a JSON object")
@@ -371,7 +373,7 @@ func appendRequest(dst []byte, id ID, method string, params []byte, trusted bool
 				return dst, errInvalidRaw
 			}
 		default:
-			if _, ok := scanJSON(params); !ok {
+			if !validRaw(params) {
 				return dst, errInvalidRaw
 			}
 			return dst, errInvalidParams
@@ -425,7 +427,7 @@ func appendResponse(dst []byte, id ID, result []byte, trusted bool, e *Error) ([
 func appendRaw(dst, raw []byte, trusted bool) ([]byte, error) {
 	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
 		if !trusted {
-			if _, ok := scanJSON(raw); !ok {
+			if !validRaw(raw) {
 				return dst, errInvalidRaw
 			}
 		}
@@ -464,4 +466,13 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// validRaw reports whether raw is one JSON value by json.Valid's rules.
+// jsontext.Valid answers but for values nested deeper than MaxNestingDepth,
+// which encoding/json judges: writing them is the sender's choice (a
+// Parley peer refuses them on reading).
+func validRaw(raw []byte) bool {
+	err := jsontext.Valid(raw)
+	return err == nil || (jsontext.IsDepthError(err) && json.Valid(raw))
 }

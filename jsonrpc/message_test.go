@@ -451,4 +451,24 @@ func TestNestingDepthLimit(t *testing.T) {
 	if _, _, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"` + strings.Repeat("[", 500) + `\"\\"}}`)); err != nil {
 		t.Fatalf("brackets in a string counted: %v", err)
 	}
+	// The scanner stops at the limit; the refusal still names the
+	// message's depth, and a message that is not JSON past the limit is
+	// a parse error, as it would be at any depth.
+	_, _, err = DecodeMessage([]byte(nest(200)))
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeInvalidRequest || rpcErr.Message != "Invalid request: message nesting depth 200 exceeds the limit of 128" {
+		t.Errorf("depth 200: %v, want -32600 naming the depth and the limit", err)
+	}
+	_, _, err = DecodeMessage([]byte(strings.TrimSuffix(nest(200), "}")))
+	if !errors.As(err, &rpcErr) || rpcErr.Code != CodeParseError {
+		t.Errorf("depth 200, truncated: %v, want -32700", err)
+	}
+	// Writing keeps json.Valid's rules: a deep value is the sender's to
+	// send (a Parley peer refuses it on reading), an invalid one is not.
+	deep := json.RawMessage(strings.Repeat("[", 200) + strings.Repeat("]", 200))
+	if _, err := EncodeMessage(&Response{ID: Int64ID(1), Result: deep}); err != nil {
+		t.Errorf("a result 200 deep not written: %v", err)
+	}
+	if _, err := EncodeMessage(&Response{ID: Int64ID(1), Result: deep[1:]}); err == nil {
+		t.Error("an invalid deep result written")
+	}
 }

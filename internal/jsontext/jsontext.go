@@ -5,13 +5,16 @@
 //     that json.Valid has already accepted: it only finds where values end,
 //     never diagnoses errors, and on invalid input stops early or returns
 //     nonsense, never panicking or indexing out of bounds. The JSON-RPC
-//     decoder and the transports use it to pick a few members out of every
-//     message without allocating;
-//   - the validating mode (Valid, SkipValue, ScanString, ScanNumber,
-//     ObjectIter, ArrayIter) reads texts nothing has checked and accepts
-//     exactly what json.Valid accepts (up to MaxDepth), reporting the first
-//     error as a *SyntaxError. The one-pass decoders of package mcp and the
-//     argument digest of package requeststate use it.
+//     connection, the server and the transports use it to pick a few
+//     members out of messages already read, without allocating;
+//   - the validating mode (Valid, ScanMembers, SkipValue, ScanString,
+//     ScanNumber, ObjectIter, ArrayIter) reads texts nothing has checked
+//     and accepts exactly what json.Valid accepts (up to MaxDepth),
+//     reporting the first error as a *SyntaxError. The JSON-RPC layer
+//     reads every message with ScanMembers (validation, the nesting limit
+//     and the envelope's members in one pass) and checks what it writes
+//     with Valid; the one-pass decoders of package mcp and the argument
+//     digest of package requeststate use the rest.
 //
 // CheckUnambiguous, on valid text, finds what decoders in common use read
 // differently. One nesting limit, MaxDepth, holds in every mode.
