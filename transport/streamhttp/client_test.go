@@ -755,9 +755,10 @@ func TestStreamConnectionReused(t *testing.T) {
 		}
 	}
 	// net/http may dial a spare connection while the previous one is being
-	// put back in its pool, but a client that dropped each stream's
+	// put back in its pool (more often on a loaded machine: 5 was seen once
+	// where 2 or 3 is usual), but a client that dropped each stream's
 	// connection would need 11.
-	if n := conns.Load(); n > 3 {
+	if n := conns.Load(); n > 6 {
 		t.Errorf("%d connections for 11 sequential POSTs", n)
 	}
 }
