@@ -3,6 +3,7 @@ package mcp
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -117,7 +118,7 @@ func TestMetaCacheBounded(t *testing.T) {
 	if n > maxCachedDecodes {
 		t.Errorf("%d entries, over the bound of %d", n, maxCachedDecodes)
 	}
-	big := fmt.Appendf(nil, `{"name":"%0600d","version":"1"}`, 0)
+	big := fmt.Appendf(nil, `{"name":"%s","version":"1"}`, strings.Repeat("x", maxCachedDecodeLen))
 	var m Implementation
 	if err := m.decodeCached(big, nil); err != nil {
 		t.Fatal(err)
@@ -125,4 +126,94 @@ func TestMetaCacheBounded(t *testing.T) {
 	if _, ok := implementationCache.get(big); ok {
 		t.Errorf("a %d-byte value was kept, over maxCachedDecodeLen", len(big))
 	}
+}
+
+var requestMetaSeeds = []string{
+	`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"golden","version":"1.0.0"}}`,
+	`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/logLevel":"info"}`,
+	`{"io.modelcontextprotocol/protocolVersion":"1999-01-01","progressToken":"p1"}`,
+	`{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`,
+	`{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"x":{}}},"com.example/k":1}`,
+	`{"io.modelcontextprotocol/clientInfo":{"name":"c","icons":[{"src":"s"}]}}`,
+	`{"io.modelcontextprotocol/clientInfo":null,"io.modelcontextprotocol/clientCapabilities":null}`,
+	`{"io.modelcontextprotocol/clientInfo":{"name":"a"},"io.modelcontextprotocol/clientInfo":{"name":"b"}}`,
+	`{"io.modelcontextprotocol/logLevel":7}`, `{}`, `{"a":`,
+}
+
+// FuzzRequestMetaCache decodes a request _meta through requestMetaCache
+// twice and directly once, and reports any difference, or a hit whose
+// pointers lead into another decode's room.
+func FuzzRequestMetaCache(f *testing.F) {
+	for _, s := range requestMetaSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		if isNullJSON(data) {
+			return // decodeRequestMetaField's caller's business
+		}
+		var want RequestMetaObject
+		wantErr := want.decode(data, nil, nil)
+		var prev *RequestMetaObject
+		for i := range 2 {
+			got, err := decodeRequestMetaField(data, newArena(data))
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("%q (pass %d): cached error %v, direct %v", s, i, err, wantErr)
+			}
+			if err != nil {
+				continue
+			}
+			if !reflect.DeepEqual(*got, want) {
+				t.Fatalf("%q (pass %d): cached %#v, direct %#v", s, i, *got, want)
+			}
+			if prev != nil && (got.ClientInfo != nil && got.ClientInfo == prev.ClientInfo ||
+				got.ClientCapabilities != nil && got.ClientCapabilities == prev.ClientCapabilities) {
+				t.Fatalf("%q: two decodes share their pointed-to values", s)
+			}
+			prev = got
+		}
+	})
+}
+
+var resultMetaSeeds = []string{
+	`{"io.modelcontextprotocol/serverInfo":{"name":"fixture","version":"0.1.0"}}`,
+	`{"io.modelcontextprotocol/serverInfo":{"name":"s","icons":[]}}`,
+	`{"io.modelcontextprotocol/serverInfo":null}`,
+	`{"io.modelcontextprotocol/subscriptionId":3}`,
+	`{"io.modelcontextprotocol/serverInfo":{"name":"s"},"x":[1]}`,
+	`{}`, `{"io.modelcontextprotocol/serverInfo":{"name":1}}`,
+}
+
+// FuzzResultMetaCache is FuzzRequestMetaCache for a result's _meta.
+func FuzzResultMetaCache(f *testing.F) {
+	for _, s := range resultMetaSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		if len(data) == 0 || data[0] == 'n' {
+			return // decodeResultMetaMember's own case
+		}
+		var want ResultMetaObject
+		wantErr := want.decode(data, nil, nil)
+		var prevInfo *Implementation
+		for i := range 2 {
+			var meta ResultMetaObject
+			info := new(Implementation)
+			got, err := decodeResultMetaMember(data, newArena(data), &meta, info)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("%q (pass %d): cached error %v, direct %v", s, i, err, wantErr)
+			}
+			if err != nil {
+				continue
+			}
+			if !reflect.DeepEqual(*got, want) {
+				t.Fatalf("%q (pass %d): cached %#v, direct %#v", s, i, *got, want)
+			}
+			if got.ServerInfo != nil && (got.ServerInfo != info || got.ServerInfo == prevInfo) {
+				t.Fatalf("%q: serverInfo not in the caller's room", s)
+			}
+			prevInfo = got.ServerInfo
+		}
+	})
 }

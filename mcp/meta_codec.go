@@ -159,7 +159,7 @@ func decodeRequestMetaField(raw []byte, a *strArena) (*RequestMetaObject, error)
 		return nil, nil
 	}
 	blk := new(requestMetaBlock)
-	if err := blk.meta.decode(raw, &blk.metaBlock, a); err != nil {
+	if err := decodeRequestMetaCached(raw, blk, a); err != nil {
 		return nil, err
 	}
 	return &blk.meta, nil
