@@ -116,7 +116,7 @@ func (p *CallToolRequestParams) SetArguments(v any) error {
 		p.Arguments = nil
 		return nil
 	}
-	b, err := json.Marshal(v)
+	b, err := Marshal(v) // json.Marshal's bytes and errors
 	if err != nil {
 		return err
 	}
