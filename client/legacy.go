@@ -52,12 +52,12 @@ func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion) err
 	if err != nil {
 		return fmt.Errorf("client: encoding initialize params: %w", err)
 	}
-	rctx, cancel := s.requestContext(ctx)
+	rctx, end := s.requestContext(ctx)
 	raw, err := s.conn.CallRaw(rctx, mcp.MethodInitialize, params)
 	if err != nil && timedOut(ctx, rctx) {
 		err = &RequestTimeoutError{Method: mcp.MethodInitialize, Timeout: c.requestTimeout}
 	}
-	cancel()
+	end.stop()
 	if err != nil {
 		if e, ok := asRPCError(err); ok && e.Code == jsonrpc.CodeMethodNotFound {
 			// A server without the handshake speaks no legacy version:

@@ -47,6 +47,8 @@ type Session struct {
 	// server, so RequestTimeout does not cut them meanwhile.
 	answering atomic.Int32
 
+	deadlines deadlines // the RequestTimeout of pending 2026-07-28 requests
+
 	nextToken atomic.Int64 // progress tokens
 	nextSub   atomic.Int64 // listen request ids
 
@@ -149,6 +151,7 @@ func (s *Session) Close() error {
 	}
 	s.streams.Wait()
 	s.conn.Close()
+	s.deadlines.stop()
 	// The connection may have closed the transport already, when the
 	// server went away first; its result is kept for this call.
 	return s.tc.Close()
@@ -200,12 +203,12 @@ func (s *Session) progressToken() mcp.ProgressToken {
 // It is bounded by Options.RequestTimeout; a subscriptions/listen stream,
 // which lasts as long as its caller wants, goes through callID instead.
 func (s *Session) call(ctx context.Context, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
-	rctx, cancel := s.requestContext(ctx)
+	rctx, end := s.requestContext(ctx)
 	res, err := s.callID(rctx, jsonrpc.ID{}, method, params, setMeta)
 	if err != nil && timedOut(ctx, rctx) {
 		err = &RequestTimeoutError{Method: method, Timeout: s.client.requestTimeout}
 	}
-	cancel()
+	end.stop()
 	return res, err
 }
 

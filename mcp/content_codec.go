@@ -234,6 +234,19 @@ func DecodeContentBlock(data []byte) (ContentBlock, error) {
 // decodeContentBlock is DecodeContentBlock, decoding a text block into text
 // when it is not nil and taking its text from a (which may be nil).
 func decodeContentBlock(data []byte, a *strArena, text *TextContent) (ContentBlock, error) {
+	if v, ok := plainTextBlock(data); ok {
+		// The block nearly every tool returns, written as Parley and most
+		// SDKs write it: decoded without walking it twice.
+		s, err := a.str(v)
+		if err != nil {
+			return nil, err
+		}
+		if text == nil {
+			text = new(TextContent)
+		}
+		*text = TextContent{Text: s}
+		return text, nil
+	}
 	typ, err := peekContentType(data)
 	if err != nil {
 		return nil, err
@@ -263,6 +276,26 @@ func decodeContentBlock(data []byte, a *strArena, text *TextContent) (ContentBlo
 		return nil, err
 	}
 	return c, nil
+}
+
+// plainTextPrefix starts a text block in its most common form.
+const plainTextPrefix = `{"type":"text","text":"`
+
+// plainTextBlock reports whether data is exactly {"type":"text","text":s}
+// with s a string holding no quote, backslash or control character, and
+// returns s's JSON text (quotes included). Such a block decodes to
+// TextContent{Text: s} by the general path too; anything else takes it.
+func plainTextBlock(data []byte) ([]byte, bool) {
+	if len(data) < len(plainTextPrefix)+2 || string(data[:len(plainTextPrefix)]) != plainTextPrefix ||
+		data[len(data)-2] != '"' || data[len(data)-1] != '}' {
+		return nil, false
+	}
+	for _, b := range data[len(plainTextPrefix) : len(data)-2] {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return nil, false
+		}
+	}
+	return data[len(plainTextPrefix)-1 : len(data)-1], true
 }
 
 // contentTypes are the discriminators of the content blocks.

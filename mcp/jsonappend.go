@@ -62,11 +62,20 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 // Marshal returns the JSON encoding of v: exactly the bytes and errors of
 // json.Marshal(v). For the types AppendJSON encodes by hand it costs one
 // allocation, the result, where json.Marshal costs two (it copies what a
-// MarshalJSON method returns after checking it).
+// MarshalJSON method returns after checking it); a json.RawMessage is
+// checked and compacted without encoding/json's reflection.
 func Marshal(v any) ([]byte, error) {
-	if a, ok := v.(jsonAppender); ok {
+	switch v := v.(type) {
+	case jsonAppender:
 		bp := getEncBuf()
-		if b, err := a.appendJSON((*bp)[:0]); err == nil {
+		if b, err := v.appendJSON((*bp)[:0]); err == nil {
+			return finishEncBuf(bp, b), nil
+		}
+		encBufPool.Put(bp)
+	case json.RawMessage:
+		// Pre-encoded arguments, on every call of a client that has them.
+		bp := getEncBuf()
+		if b, err := appendRawMessage((*bp)[:0], v); err == nil {
 			return finishEncBuf(bp, b), nil
 		}
 		encBufPool.Put(bp)

@@ -328,6 +328,22 @@ func FuzzAppendCompactJSON(f *testing.F) {
 	})
 }
 
+// FuzzMarshalRawMessage checks that Marshal of a json.RawMessage (the
+// pre-encoded arguments SetArguments takes) gives json.Marshal's bytes and
+// errors.
+func FuzzMarshalRawMessage(f *testing.F) {
+	for _, s := range []string{`{}`, ` {"a" : [1, "<&>\u2028"]} `, `{"a":1,}`, ``, `null`, `"\"`, `1 2`, "[\"\xff\"]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, wantErr := json.Marshal(json.RawMessage(s))
+		got, err := Marshal(json.RawMessage(s))
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !bytes.Equal(got, want) {
+			t.Fatalf("%q: Marshal = %s, %v; json.Marshal %s, %v", s, got, err, want, wantErr)
+		}
+	})
+}
+
 // callToolResultSeeds are inputs for the decoder comparisons: valid and
 // invalid results, with every member in its odd forms.
 var callToolResultSeeds = []string{

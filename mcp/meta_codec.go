@@ -104,7 +104,7 @@ func (m *RequestMetaObject) decode(data []byte, blk *metaBlock, a *strArena) err
 					blk = new(metaBlock)
 				}
 				m.ClientCapabilities = &blk.caps
-				err = blk.caps.decode(it.Val, &blk.capsBlock)
+				err = blk.caps.decodeCached(it.Val, &blk.capsBlock)
 			}
 		case MetaKeyClientInfo:
 			if !isNullJSON(it.Val) {
@@ -112,7 +112,7 @@ func (m *RequestMetaObject) decode(data []byte, blk *metaBlock, a *strArena) err
 					blk = new(metaBlock)
 				}
 				m.ClientInfo = &blk.info
-				err = blk.info.decode(it.Val, a)
+				err = blk.info.decodeCached(it.Val, a)
 			}
 		case MetaKeyLogLevel:
 			m.LogLevel, err = decodeLoggingLevel(it.Val)
@@ -159,7 +159,7 @@ func decodeRequestMetaField(raw []byte, a *strArena) (*RequestMetaObject, error)
 		return nil, nil
 	}
 	blk := new(requestMetaBlock)
-	if err := blk.meta.decode(raw, &blk.metaBlock, a); err != nil {
+	if err := decodeRequestMetaCached(raw, blk, a); err != nil {
 		return nil, err
 	}
 	return &blk.meta, nil
@@ -261,7 +261,7 @@ func (m *ResultMetaObject) decode(data []byte, a *strArena, info *Implementation
 					info = new(Implementation)
 				}
 				m.ServerInfo = info
-				err = info.decode(it.Val, a)
+				err = info.decodeCached(it.Val, a)
 			}
 		case MetaKeySubscriptionID:
 			err = m.SubscriptionID.UnmarshalJSON(it.Val)

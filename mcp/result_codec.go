@@ -64,7 +64,10 @@ func decodeResultMetaMember(v []byte, a *strArena, meta *ResultMetaObject, info 
 	if v[0] == 'n' {
 		return nil, nil
 	}
-	return meta, meta.decode(v, a, info)
+	if info == nil {
+		return meta, meta.decode(v, a, info)
+	}
+	return meta, decodeResultMetaCached(v, a, meta, info)
 }
 
 var resultTypeType = reflect.TypeFor[ResultType]()

@@ -116,7 +116,7 @@ func (p *CallToolRequestParams) SetArguments(v any) error {
 		p.Arguments = nil
 		return nil
 	}
-	b, err := json.Marshal(v)
+	b, err := Marshal(v) // json.Marshal's bytes and errors
 	if err != nil {
 		return err
 	}
@@ -151,13 +151,30 @@ type CallToolResult struct {
 
 // TextResult returns a result holding one text block.
 func TextResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []ContentBlock{&TextContent{Text: text}}}
+	return newTextResult(text, false)
+}
+
+// textResultBlock is a one-text-block result with its content, allocated
+// in one piece (one allocation where three were: the result, the slice and
+// the block; a tool returns one on every call).
+type textResultBlock struct {
+	res     CallToolResult
+	content [1]ContentBlock
+	text    TextContent
+}
+
+func newTextResult(text string, isError bool) *CallToolResult {
+	b := &textResultBlock{text: TextContent{Text: text}}
+	b.content[0] = &b.text
+	b.res.Content = b.content[:]
+	b.res.IsError = isError
+	return &b.res
 }
 
 // ErrorResult returns a tool-error result (IsError set) holding one text
 // block that tells the model what went wrong.
 func ErrorResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []ContentBlock{&TextContent{Text: text}}, IsError: true}
+	return newTextResult(text, true)
 }
 
 // DecodeStructuredContent decodes StructuredContent into v. It reports

@@ -11,12 +11,12 @@ import (
 const (
 	// typedCallAllocBudget: a typed trivial tool call.
 	// client.TestCallToolAllocBudget's untyped low-level call is the floor.
-	// 30 without the client's default RequestTimeout; its per-call
-	// deadline context costs 4 (see docs/rough_edges.md).
-	typedCallAllocBudget = 34
+	// 28 without the client's default RequestTimeout; its per-call
+	// cancellable context costs 2 (see docs/rough_edges.md).
+	typedCallAllocBudget = 30
 	// provisionerAllocBudget: the Provisioner flow, two rounds with one
 	// elicitation and a sealed requestState.
-	provisionerAllocBudget = 125
+	provisionerAllocBudget = 115
 )
 
 func TestTypedCallAllocBudget(t *testing.T) {

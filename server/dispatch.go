@@ -233,8 +233,13 @@ func outcome[O any](o O, err error) (mcp.AnyResult, error) {
 // caching hints. It copies so that a handler may return a shared value (a
 // static tool list, say) without the server writing into it.
 func (s *Server) stamp(req *Request, res mcp.AnyResult) mcp.AnyResult {
-	v := reflect.ValueOf(res)
-	if v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+	if r, ok := res.(*mcp.CallToolResult); ok {
+		// The result of nearly every request: copied without reflection.
+		if r != nil {
+			c := *r
+			res = &c
+		}
+	} else if v := reflect.ValueOf(res); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
 		c := reflect.New(v.Elem().Type())
 		c.Elem().Set(v.Elem())
 		res = c.Interface().(mcp.AnyResult)
