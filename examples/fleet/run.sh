@@ -47,13 +47,20 @@ die() {
 	exit 1
 }
 
-# free_port prints a loopback port nothing listens on.
+# free_port sets PORT to a loopback port nothing listens on and that no
+# earlier call chose (the chosen ones are not listened on until their
+# programs start).
+USED=" "
 free_port() {
 	local p
 	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 30000))
+		# Below the kernel's ephemeral range (32768 and up), where outgoing
+		# connections could take a port between this check and the listen.
+		p=$((20000 + RANDOM % 12000))
+		case $USED in *" $p "*) continue ;; esac
 		if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
-			echo "$p"
+			USED="$USED$p "
+			PORT=$p
 			return
 		fi
 	done
@@ -68,9 +75,14 @@ log "building"
 OLD=$(newkey)
 NEW=$(newkey)
 PORTS=()
-for i in 1 2 3; do PORTS+=("$(free_port)"); done
-LB=$(free_port)
-REDIS_PORT=$(free_port)
+for i in 1 2 3; do
+	free_port
+	PORTS+=("$PORT")
+done
+free_port
+LB=$PORT
+free_port
+REDIS_PORT=$PORT
 declare -A PID
 
 REDIS=$(command -v redis-server || echo /usr/bin/redis-server)
