@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,6 +172,8 @@ func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	}
 	c := &clientConn{
 		url:   t.url,
+		u:     u,
+		host:  strings.TrimSuffix(u.Host, ":"), // as http.NewRequest has it
 		opts:  &t.opts,
 		in:    make(chan inbound, 16),
 		calls: make(map[jsonrpc.ID]context.CancelFunc),
@@ -187,6 +190,8 @@ func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
 // clientConn is one client connection; see NewClientTransport.
 type clientConn struct {
 	url  string
+	u    *url.URL // url, parsed once: newPost copies it
+	host string   // u.Host without an empty port
 	opts *ClientOptions
 
 	ctx    context.Context // ends at Close
@@ -383,11 +388,7 @@ func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []by
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
-	if err != nil {
-		return fmt.Errorf("streamhttp: %w", err)
-	}
-	req.Header = c.headers(m.method, &m.info)
+	req := c.newPost(ctx, msg, c.headers(m.method, &m.info))
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if c.ctx.Err() != nil {
@@ -538,11 +539,7 @@ const drainTimeout = time.Second
 // It returns nil when ctx ended: no one wants the answer any more. Any other
 // failure becomes an error response. The caller must release the reply.
 func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hdr http.Header, onNotify func([]byte)) *reply {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
-	if err != nil {
-		return failure(id, 0, "streamhttp: "+err.Error()).because(err)
-	}
-	req.Header = hdr
+	req := c.newPost(ctx, msg, hdr)
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -569,6 +566,28 @@ func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hd
 		return nil
 	}
 	return rep
+}
+
+// newPost builds the POST of msg to the endpoint, as
+// http.NewRequestWithContext would, but from the URL Connect parsed:
+// parsing it again on every request was 4% of a tools/call's CPU, and its
+// stack growth more (BENCHMARKS.md, issue 13). Each request gets its own
+// copy of the URL, since a RoundTripper may keep or rewrite it.
+func (c *clientConn) newPost(ctx context.Context, msg []byte, hdr http.Header) *http.Request {
+	u := *c.u
+	req := http.Request{
+		Method:        http.MethodPost,
+		URL:           &u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        hdr,
+		Body:          io.NopCloser(bytes.NewReader(msg)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(msg)), nil },
+		ContentLength: int64(len(msg)),
+		Host:          c.host,
+	}
+	return req.WithContext(ctx)
 }
 
 // readJSON reads a single JSON response.
