@@ -176,6 +176,7 @@ func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
 		host:  strings.TrimSuffix(u.Host, ":"), // as http.NewRequest has it
 		opts:  &t.opts,
 		in:    make(chan inbound, 16),
+		jobs:  make(chan callJob),
 		calls: make(map[jsonrpc.ID]context.CancelFunc),
 		tools: make(map[string][]paramHeader),
 		wait:  t.wait,
@@ -198,6 +199,8 @@ type clientConn struct {
 	cancel context.CancelFunc
 	in     chan inbound // what Read returns
 	wg     sync.WaitGroup
+	jobs   chan callJob // to an idle caller; see caller
+	idle   atomic.Int32 // callers waiting on jobs
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]context.CancelFunc // requests in flight
@@ -411,11 +414,62 @@ func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) err
 	if err != nil {
 		return err
 	}
-	go func() {
-		defer c.endCall(m.id, cancel)
-		c.call(ctx, m, msg)
-	}()
+	job := callJob{ctx: ctx, cancel: cancel, m: m, msg: msg}
+	select {
+	case c.jobs <- job: // an idle caller took it
+	default:
+		go c.caller(job)
+	}
 	return nil
+}
+
+// callJob is one request for a caller goroutine to run.
+type callJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	m      *outgoing
+	msg    []byte
+}
+
+// maxIdleCallers bounds the caller goroutines kept waiting for a request.
+const maxIdleCallers = 4
+
+// caller runs job, then, while fewer than maxIdleCallers wait, waits for
+// the next request instead of exiting. A request's POST runs deep in
+// net/http: a fresh goroutine grew its stack by copying on every call, 9%
+// of a tools/call's CPU (BENCHMARKS.md, issue 13); a caller that stays
+// keeps the stack it grew. An idle caller counts in c.wg, so Close waits
+// for it too.
+func (c *clientConn) caller(job callJob) {
+	for {
+		c.call(job.ctx, job.m, job.msg)
+		c.endCall(job.m.id, job.cancel)
+		if !c.goIdle() {
+			return
+		}
+		select {
+		case job = <-c.jobs:
+			c.idle.Add(-1)
+			c.wg.Done()
+		case <-c.ctx.Done():
+			c.idle.Add(-1)
+			c.wg.Done()
+			return
+		}
+	}
+}
+
+// goIdle registers a caller as idle, unless enough wait already or the
+// connection is closed.
+func (c *clientConn) goIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx.Err() != nil || c.idle.Load() >= maxIdleCallers {
+		return false
+	}
+	c.idle.Add(1)
+	c.wg.Add(1)
+	return true
 }
 
 // beginCall registers a request's exchange under id, so that a
