@@ -264,7 +264,8 @@ func (c *clientConn) Write(ctx context.Context, msg []byte) error {
 }
 
 // Close ends the connection: every request in flight has its POST closed.
-// It waits for the goroutines serving them to return. On a legacy
+// It waits for the goroutines serving them, and the idle ones waiting for
+// a request, to return. On a legacy
 // connection with a session it then sends DELETE to end the session (best
 // effort, bounded by deleteTimeout).
 func (c *clientConn) Close() error {
@@ -407,8 +408,8 @@ func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []by
 	return nil
 }
 
-// startCall starts the POST of a request in its own goroutine. The POST
-// ends with the context the request was written with, or at Close.
+// startCall starts the POST of a request on a caller goroutine of its own
+// (an idle one, or a new one; see caller). The POST ends with the context the request was written with, or at Close.
 func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) error {
 	ctx, cancel, err := c.beginCall(ctx, m.id)
 	if err != nil {
@@ -444,6 +445,7 @@ func (c *clientConn) caller(job callJob) {
 	for {
 		c.call(job.ctx, job.m, job.msg)
 		c.endCall(job.m.id, job.cancel)
+		job = callJob{} // an idle caller keeps no message alive
 		if !c.goIdle() {
 			return
 		}
