@@ -16,6 +16,36 @@ import (
 // included: the call has arguments, so the handler looks the tool up in its
 // own tools/list), the tool, and the way back.
 func BenchmarkCallToolHTTP(b *testing.B) {
+	call := newCallToolHTTP(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		call()
+	}
+}
+
+// callToolHTTPAllocBudget is the allocations of one tools/call over loopback
+// HTTP, client, net/http and handler together: 145 since POSTs reuse the
+// parsed endpoint URL and caller goroutines (BENCHMARKS.md, "Profile-driven
+// changes (issue 13)"); net/http's own header parsing and copying is about
+// half of it. AllocsPerRun rounds its average down, so the odd background
+// allocation of the runtime or net/http, which it also counts, does not move it.
+const callToolHTTPAllocBudget = 145
+
+func TestCallToolHTTPAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
+	call := newCallToolHTTP(t)
+	allocs := testing.AllocsPerRun(200, call)
+	t.Logf("%.1f allocations per tools/call (budget %d)", allocs, callToolHTTPAllocBudget)
+	if allocs > callToolHTTPAllocBudget {
+		t.Errorf("a tools/call over HTTP allocates %.1f times, over the budget of %d", allocs, callToolHTTPAllocBudget)
+	}
+}
+
+// newCallToolHTTP connects a client to a handler serving one trivial tool
+// and returns a function that calls it once; cleanup closes both.
+func newCallToolHTTP(tb testing.TB) func() {
 	s := server.New(mcp.Implementation{Name: "bench", Version: "1.0.0"}, nil)
 	tools := []mcp.Tool{{Name: "trivial", InputSchema: []byte(`{"type":"object","properties":{"x":{"type":"integer"}}}`)}}
 	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
@@ -25,19 +55,18 @@ func BenchmarkCallToolHTTP(b *testing.B) {
 		return mcp.TextResult("ok"), nil
 	})
 	ts := httptest.NewServer(NewHandler(s, nil))
-	defer ts.Close()
+	tb.Cleanup(ts.Close)
 	c := client.New(mcp.Implementation{Name: "bench-client", Version: "1.0.0"}, nil)
 	ctx := context.Background()
 	sess, err := c.Connect(ctx, NewClientTransport(ts.URL, nil))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer sess.Close()
+	tb.Cleanup(func() { sess.Close() })
 	args := map[string]int{"x": 1}
-	b.ReportAllocs()
-	for b.Loop() {
+	return func() {
 		if _, err := sess.CallTool(ctx, "trivial", args); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,8 +172,11 @@ func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
 	}
 	c := &clientConn{
 		url:   t.url,
+		u:     u,
+		host:  strings.TrimSuffix(u.Host, ":"), // as http.NewRequest has it
 		opts:  &t.opts,
 		in:    make(chan inbound, 16),
+		jobs:  make(chan callJob),
 		calls: make(map[jsonrpc.ID]context.CancelFunc),
 		tools: make(map[string][]paramHeader),
 		wait:  t.wait,
@@ -187,12 +191,16 @@ func (t *clientTransport) Connect(ctx context.Context) (transport.Conn, error) {
 // clientConn is one client connection; see NewClientTransport.
 type clientConn struct {
 	url  string
+	u    *url.URL // url, parsed once: newPost copies it
+	host string   // u.Host without an empty port
 	opts *ClientOptions
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
 	in     chan inbound // what Read returns
 	wg     sync.WaitGroup
+	jobs   chan callJob // to an idle caller; see caller
+	idle   atomic.Int32 // callers waiting on jobs
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]context.CancelFunc // requests in flight
@@ -256,7 +264,8 @@ func (c *clientConn) Write(ctx context.Context, msg []byte) error {
 }
 
 // Close ends the connection: every request in flight has its POST closed.
-// It waits for the goroutines serving them to return. On a legacy
+// It waits for the goroutines serving them, and the idle ones waiting for
+// a request, to return. On a legacy
 // connection with a session it then sends DELETE to end the session (best
 // effort, bounded by deleteTimeout).
 func (c *clientConn) Close() error {
@@ -383,11 +392,7 @@ func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []by
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
-	if err != nil {
-		return fmt.Errorf("streamhttp: %w", err)
-	}
-	req.Header = c.headers(m.method, &m.info)
+	req := c.newPost(ctx, msg, c.headers(m.method, &m.info))
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if c.ctx.Err() != nil {
@@ -403,18 +408,70 @@ func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []by
 	return nil
 }
 
-// startCall starts the POST of a request in its own goroutine. The POST
-// ends with the context the request was written with, or at Close.
+// startCall starts the POST of a request on a caller goroutine of its own
+// (an idle one, or a new one; see caller). The POST ends with the context the request was written with, or at Close.
 func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) error {
 	ctx, cancel, err := c.beginCall(ctx, m.id)
 	if err != nil {
 		return err
 	}
-	go func() {
-		defer c.endCall(m.id, cancel)
-		c.call(ctx, m, msg)
-	}()
+	job := callJob{ctx: ctx, cancel: cancel, m: m, msg: msg}
+	select {
+	case c.jobs <- job: // an idle caller took it
+	default:
+		go c.caller(job)
+	}
 	return nil
+}
+
+// callJob is one request for a caller goroutine to run.
+type callJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	m      *outgoing
+	msg    []byte
+}
+
+// maxIdleCallers bounds the caller goroutines kept waiting for a request.
+const maxIdleCallers = 4
+
+// caller runs job, then, while fewer than maxIdleCallers wait, waits for
+// the next request instead of exiting. A request's POST runs deep in
+// net/http: a fresh goroutine grew its stack by copying on every call, 9%
+// of a tools/call's CPU (BENCHMARKS.md, issue 13); a caller that stays
+// keeps the stack it grew. An idle caller counts in c.wg, so Close waits
+// for it too.
+func (c *clientConn) caller(job callJob) {
+	for {
+		c.call(job.ctx, job.m, job.msg)
+		c.endCall(job.m.id, job.cancel)
+		job = callJob{} // an idle caller keeps no message alive
+		if !c.goIdle() {
+			return
+		}
+		select {
+		case job = <-c.jobs:
+			c.idle.Add(-1)
+			c.wg.Done()
+		case <-c.ctx.Done():
+			c.idle.Add(-1)
+			c.wg.Done()
+			return
+		}
+	}
+}
+
+// goIdle registers a caller as idle, unless enough wait already or the
+// connection is closed.
+func (c *clientConn) goIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx.Err() != nil || c.idle.Load() >= maxIdleCallers {
+		return false
+	}
+	c.idle.Add(1)
+	c.wg.Add(1)
+	return true
 }
 
 // beginCall registers a request's exchange under id, so that a
@@ -538,11 +595,7 @@ const drainTimeout = time.Second
 // It returns nil when ctx ended: no one wants the answer any more. Any other
 // failure becomes an error response. The caller must release the reply.
 func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hdr http.Header, onNotify func([]byte)) *reply {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
-	if err != nil {
-		return failure(id, 0, "streamhttp: "+err.Error()).because(err)
-	}
-	req.Header = hdr
+	req := c.newPost(ctx, msg, hdr)
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -569,6 +622,28 @@ func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hd
 		return nil
 	}
 	return rep
+}
+
+// newPost builds the POST of msg to the endpoint, as
+// http.NewRequestWithContext would, but from the URL Connect parsed:
+// parsing it again on every request was 4% of a tools/call's CPU, and its
+// stack growth more (BENCHMARKS.md, issue 13). Each request gets its own
+// copy of the URL, since a RoundTripper may keep or rewrite it.
+func (c *clientConn) newPost(ctx context.Context, msg []byte, hdr http.Header) *http.Request {
+	u := *c.u
+	req := http.Request{
+		Method:        http.MethodPost,
+		URL:           &u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        hdr,
+		Body:          io.NopCloser(bytes.NewReader(msg)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(msg)), nil },
+		ContentLength: int64(len(msg)),
+		Host:          c.host,
+	}
+	return req.WithContext(ctx)
 }
 
 // readJSON reads a single JSON response.
