@@ -59,7 +59,7 @@ examples:
 	@for t in stdio http; do echo "== examples/provision -transport $$t"; $(GO) run ./examples/provision -transport $$t || exit 1; done
 	@for t in memory stdio http; do echo "== examples/provision -transport $$t -protocol 2025-11-25"; $(GO) run ./examples/provision -transport $$t -protocol 2025-11-25 || exit 1; done
 
-# Mutation testing of the security-critical packages (about 4 minutes; not
+# Mutation testing of the security-critical packages (about 10 minutes; not
 # part of test): see docs/testing.md.
 mutate:
 	$(GO) run scripts/mutate/main.go
