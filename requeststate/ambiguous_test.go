@@ -65,6 +65,9 @@ func TestReorderedCaseTwinsCannotRideAVerifiedState(t *testing.T) {
 		again := f.do(tool("pay", json.RawMessage(`{"amount":1,"Amount":1000}`)).with(st, "confirm"))
 		t.Fatalf("round one earned a token for ambiguous arguments; the reordered retry got %q %+v", again.text(), again.Error)
 	}
+	if r.Error.Code != mcp.CodeInvalidParams || !strings.Contains(r.Error.Message, "ambiguous") || !strings.Contains(r.Error.Message, `"Amount" and "amount"`) {
+		t.Errorf("round one with ambiguous arguments: %+v, want -32602 naming the members", r.Error)
+	}
 	if !strings.Contains(buf.String(), "ambiguous") || !strings.Contains(buf.String(), `\"Amount\" and \"amount\"`) {
 		t.Errorf("the log does not say which members are ambiguous: %s", buf)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -119,6 +120,15 @@ func (b *Boundary) Wrap(next server.Handler) server.Handler {
 			return res, nil
 		}
 		token, err := b.seal(ctx, req, ir, &id)
+		if errors.Is(err, errAmbiguous) {
+			// The client's fault, not the server's: arguments that
+			// decoders read differently can be bound to no state. Said
+			// only now, when state is to be sealed, because checking every
+			// call up front would cost each call a digest it may never need.
+			b.log.LogAttrs(ctx, slog.LevelWarn, "requeststate: refusing to seal requestState",
+				slog.String("method", req.Method), slog.String("err", err.Error()))
+			return nil, mcp.NewInvalidParamsError("Invalid params: " + strings.TrimPrefix(err.Error(), "requeststate: "))
+		}
 		if err != nil {
 			b.log.LogAttrs(ctx, slog.LevelError, "requeststate: refusing to seal requestState",
 				slog.String("method", req.Method), slog.String("err", err.Error()))
