@@ -409,13 +409,15 @@ func (c *clientConn) sendNotification(ctx context.Context, m *outgoing, msg []by
 }
 
 // startCall starts the POST of a request on a caller goroutine of its own
-// (an idle one, or a new one; see caller). The POST ends with the context the request was written with, or at Close.
+// (an idle one, or a new one; see caller). The POST ends with the context
+// the request was written with, or at Close; only the drain of an event
+// stream after its response outlives that context (see beginCall).
 func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) error {
-	ctx, cancel, err := c.beginCall(ctx, m.id)
+	cctx, cancel, unlink, err := c.beginCall(ctx, m.id)
 	if err != nil {
 		return err
 	}
-	job := callJob{ctx: ctx, cancel: cancel, m: m, msg: msg}
+	job := callJob{ctx: cctx, written: ctx, cancel: cancel, unlink: unlink, m: m, msg: msg}
 	select {
 	case c.jobs <- job: // an idle caller took it
 	default:
@@ -426,10 +428,12 @@ func (c *clientConn) startCall(ctx context.Context, m *outgoing, msg []byte) err
 
 // callJob is one request for a caller goroutine to run.
 type callJob struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	m      *outgoing
-	msg    []byte
+	ctx     context.Context // the request's, see beginCall
+	written context.Context // the one the request was written with
+	cancel  context.CancelFunc
+	unlink  func() bool // stops written's end from ending ctx
+	m       *outgoing
+	msg     []byte
 }
 
 // maxIdleCallers bounds the caller goroutines kept waiting for a request.
@@ -443,7 +447,8 @@ const maxIdleCallers = 4
 // for it too.
 func (c *clientConn) caller(job callJob) {
 	for {
-		c.call(job.ctx, job.m, job.msg)
+		c.call(&job)
+		job.unlink()
 		c.endCall(job.m.id, job.cancel)
 		job = callJob{} // an idle caller keeps no message alive
 		if !c.goIdle() {
@@ -475,19 +480,27 @@ func (c *clientConn) goIdle() bool {
 }
 
 // beginCall registers a request's exchange under id, so that a
-// notifications/cancelled or Close ends it, and returns its context. The
-// goroutine that runs the exchange calls endCall when it is done.
-func (c *clientConn) beginCall(ctx context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc, error) {
-	ctx, cancel := context.WithCancel(ctx)
+// notifications/cancelled or Close ends it, and returns its context. That
+// context has ctx's values and ends with ctx until unlink is called: call
+// unlinks it once an event stream's response has been read, because the
+// caller's context ends as soon as it has its answer (the client package
+// cancels it when the call returns) and net/http closes a connection whose
+// request context ends before its body was read to the end, so the drain
+// in release would fail and the next POST would need a new connection.
+// The goroutine that runs the exchange calls unlink and endCall when it is
+// done.
+func (c *clientConn) beginCall(ctx context.Context, id jsonrpc.ID) (context.Context, context.CancelFunc, func() bool, error) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx.Err() != nil {
 		cancel()
-		return nil, nil, transport.ErrClosed
+		return nil, nil, nil, transport.ErrClosed
 	}
+	unlink := context.AfterFunc(ctx, cancel)
 	c.calls[id] = cancel
 	c.wg.Add(1)
-	return ctx, cancel, nil
+	return cctx, cancel, unlink, nil
 }
 
 // endCall ends what beginCall registered.
@@ -500,7 +513,8 @@ func (c *clientConn) endCall(id jsonrpc.ID, cancel context.CancelFunc) {
 }
 
 // call runs one request to its end and delivers its response.
-func (c *clientConn) call(ctx context.Context, m *outgoing, msg []byte) {
+func (c *clientConn) call(job *callJob) {
+	ctx, m, msg := job.ctx, job.m, job.msg
 	deliver := func(n []byte) { c.deliver(ctx, n) }
 	rep := c.exchange(ctx, m.id, msg, c.headers(m.method, &m.info), deliver)
 	if rep == nil {
@@ -521,7 +535,13 @@ func (c *clientConn) call(ctx context.Context, m *outgoing, msg []byte) {
 			rep.raw = encodeResponse(rep.resp.ID, filtered, nil)
 		}
 	}
-	c.deliverReply(ctx, rep)
+	if rep.rest != nil {
+		// The drain in release outlives the caller's context: it is
+		// bounded by drainTimeout, and Close or a cancellation still end
+		// it through the call's own cancel.
+		job.unlink()
+	}
+	c.deliverReply(job.written, rep)
 	rep.release()
 }
 
@@ -541,7 +561,9 @@ func (c *clientConn) deliver(ctx context.Context, msg []byte) {
 
 // deliverReply hands the response to a request to Read: as a
 // *transport.CallError when the request failed with a cause, so that the
-// caller can match the cause, and as the message otherwise.
+// caller can match the cause, and as the message otherwise. ctx is the
+// context the request was written with: the one of its exchange may have
+// been unlinked from it.
 func (c *clientConn) deliverReply(ctx context.Context, rep *reply) {
 	in := inbound{msg: rep.raw}
 	if rep.cause != nil {

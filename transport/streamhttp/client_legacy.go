@@ -254,7 +254,7 @@ func (c *clientConn) postLegacy(ctx context.Context, s *legacySession, what stri
 // startLegacyCall starts the POST of a request in its own goroutine, like
 // startCall.
 func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *outgoing, msg []byte) error {
-	ctx, cancel, err := c.beginCall(ctx, m.id)
+	ctx, cancel, unlink, err := c.beginCall(ctx, m.id)
 	if err != nil {
 		return err
 	}
@@ -264,6 +264,7 @@ func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *o
 	s.mu.Unlock()
 	go func() {
 		defer c.endCall(m.id, cancel)
+		defer unlink()
 		c.legacyCall(ctx, s, lc, m, msg)
 		s.mu.Lock()
 		if s.calls[m.id] == lc {
