@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"encoding/json"
+	"math/big"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,4 +198,53 @@ func TestParamHeaderAmbiguousArguments(t *testing.T) {
 	if status, body := callRoute(t, h, `{"region":"eu","config":{"region":"x"}}`, "Mcp-Param-Region", "eu"); status != 200 {
 		t.Errorf("distinct objects: status %d: %s", status, body)
 	}
+}
+
+// FuzzParseSafeInteger holds the linear parser to arbitrary-precision
+// arithmetic on short inputs (where big.Rat is cheap): it must classify
+// every text as math/big does and read the same value, and never panic on
+// any text, whatever its length.
+func FuzzParseSafeInteger(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1", "1.0", "1e0", "10e-1", "9007199254740991", "9007199254740992", "-9007199254740991", "1.5", "1e999999999", "0e5", "00", "1.", ".1", "-", "1e", "1e+2", "12.340e1", "0.000001e6"} {
+		f.Add(s)
+	}
+	maxSafe := new(big.Rat).SetInt64(maxSafeInteger)
+	f.Fuzz(func(t *testing.T, s string) {
+		n, verdict := parseSafeInteger(s)
+		if len(s) > 40 || strings.ContainsAny(s, " \t\r\n") {
+			return // big.Rat would be slow or lenient here; only the absence of a panic is checked
+		}
+		// big.Rat accepts more than JSON's grammar; json.Valid decides what a
+		// number literal is.
+		if !json.Valid([]byte(s)) || !strings.ContainsAny(s[:1], "-0123456789") {
+			if verdict != notNumber {
+				t.Fatalf("%q: verdict %d, want notNumber", s, verdict)
+			}
+			return
+		}
+		exp := s[strings.IndexAny(s+"eE", "eE"):]
+		if len(exp) > 1 {
+			if e, err := strconv.Atoi(strings.TrimLeft(exp[1:], "+")); err != nil || e > 400 || e < -400 {
+				return // an exponent big.Rat would take long to expand
+			}
+		}
+		r, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("%q: valid JSON number, but big.Rat refuses it", s)
+		}
+		switch {
+		case !r.IsInt():
+			if verdict != notInteger {
+				t.Fatalf("%q: verdict %d, want notInteger", s, verdict)
+			}
+		case new(big.Rat).Abs(r).Cmp(maxSafe) > 0:
+			if verdict != outOfRange {
+				t.Fatalf("%q: verdict %d, want outOfRange", s, verdict)
+			}
+		default:
+			if verdict != safeInteger || n != r.Num().Int64() {
+				t.Fatalf("%q: %d (verdict %d), want %s", s, n, verdict, r.Num())
+			}
+		}
+	})
 }
