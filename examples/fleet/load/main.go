@@ -38,7 +38,6 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/client"
-	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport/streamhttp"
 )
@@ -234,13 +233,6 @@ func continueAt(ctx context.Context, url string, p *client.Pending, answers mcp.
 	return sess.Continue(ctx, p, answers)
 }
 
-// isStateRefusal reports whether err is the fixed error a server gives
-// for a requestState it will not accept.
-func isStateRefusal(err error) bool {
-	var rpcErr *jsonrpc.Error
-	return errors.As(err, &rpcErr) && rpcErr.Code == -32602 && rpcErr.Message == "Invalid or expired requestState"
-}
-
 func runCross(ctx context.Context, spec, expect string) error {
 	from, to, ok := strings.Cut(spec, ",")
 	if !ok {
@@ -257,7 +249,7 @@ func runCross(ctx context.Context, spec, expect string) error {
 		if expect == "refused" {
 			return errors.New("the state was accepted, want refused")
 		}
-	case isStateRefusal(err):
+	case mcp.IsInvalidRequestState(err):
 		fmt.Printf("cross: %s refused the state sealed by %s: %v\n", to, from, err)
 		if expect == "accepted" {
 			return errors.New("the state was refused, want accepted")
@@ -298,7 +290,7 @@ func runReplay(ctx context.Context, url string, targets []string) error {
 	for _, target := range targets {
 		_, _, err := continueAt(ctx, target, next, answers2)
 		switch {
-		case isStateRefusal(err):
+		case mcp.IsInvalidRequestState(err):
 			refused++
 			fmt.Printf("replay: %s refused the spent round\n", target)
 		case err == nil:
