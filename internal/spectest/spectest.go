@@ -142,6 +142,7 @@ type schemaSet struct {
 	requests      map[string]string // method -> request def (with jsonrpc)
 	notifications map[string]string // method -> notification def
 	errorsByCode  map[int64]string  // error code -> error response def
+	reserved      map[string]bool   // the io.modelcontextprotocol/ _meta keys the file names
 }
 
 var (
@@ -203,6 +204,7 @@ func loadSet(version mcp.ProtocolVersion) (*schemaSet, error) {
 		requests:      map[string]string{},
 		notifications: map[string]string{},
 		errorsByCode:  map[int64]string{},
+		reserved:      reservedKeys(data),
 	}
 	s.compiler.AssertFormat()
 	if err := s.compiler.AddResource(s.url, doc); err != nil {
