@@ -10,7 +10,10 @@
 // Validate checks a JSON text against one definition of a version's schema;
 // ValidateMessage checks a whole JSON-RPC message that Parley emitted,
 // choosing the definition from its method (or, for a response, from the
-// method of the request it answers).
+// method of the request it answers). Extras, MessageExtras and
+// ValidateMessageStrict go further: they report every member the schema
+// does not name, which a schema that tolerates extra members lets through
+// (a 2026-07-28 member on a 2025-11-25 session, say).
 package spectest
 
 import (
