@@ -232,7 +232,15 @@ func outcome[O any](o O, err error) (mcp.AnyResult, error) {
 // server carries: resultType, serverInfo and, on cacheable results, the
 // caching hints. It copies so that a handler may return a shared value (a
 // static tool list, say) without the server writing into it.
+//
+// A legacy session's result carries none of them, nor anything else of
+// 2026-07-28 that its handler set: it goes out through mcp.LegacyResult,
+// which writes nothing into res either. The session's initialize said who
+// the server is.
 func (s *Server) stamp(req *Request, res mcp.AnyResult) mcp.AnyResult {
+	if req.session != nil {
+		return mcp.LegacyResult(res)
+	}
 	if r, ok := res.(*mcp.CallToolResult); ok {
 		// The result of nearly every request: copied without reflection.
 		if r != nil {
@@ -245,11 +253,6 @@ func (s *Server) stamp(req *Request, res mcp.AnyResult) mcp.AnyResult {
 		res = c.Interface().(mcp.AnyResult)
 	}
 	h := res.ResultHeader()
-	if req.session != nil {
-		// Legacy results have no resultType, serverInfo or caching
-		// hints: the session's initialize said who the server is.
-		return res
-	}
 	if _, ok := res.(*mcp.InputRequiredResult); ok {
 		h.ResultType = mcp.ResultTypeInputRequired
 	} else if h.ResultType == "" {

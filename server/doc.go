@@ -17,7 +17,8 @@
 //   - it refuses removed and unknown methods (initialize, ping,
 //     logging/setLevel, resources/subscribe, ...) with -32601;
 //   - it stamps every result with resultType and serverInfo, and every
-//     cacheable result with ttlMs and cacheScope;
+//     cacheable result with ttlMs and cacheScope (a legacy session's
+//     results carry none of these: see mcp.LegacyResult);
 //   - it runs subscriptions/listen streams and delivers the changes you
 //     publish to the streams that asked for them.
 //

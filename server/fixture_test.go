@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -11,7 +12,10 @@ import (
 
 // newFixture returns the server the golden and behaviour tests talk to: a
 // few tools (one reporting progress and logs), prompts, resources and a
-// template, completion, and pagination over three tools.
+// template, completion, and pagination over three tools. One more tool,
+// "survey", is served but not listed (so that the pages of tools/list stay
+// as they are): on a legacy session it sends the client one request of
+// each kind over the back-channel and answers with what the client said.
 func newFixture(opts *server.Options) *server.Server {
 	s := server.New(mcp.Implementation{Name: "fixture", Version: "0.1.0"}, opts)
 	tools := []mcp.Tool{
@@ -52,6 +56,29 @@ func newFixture(opts *server.Options) *server.Server {
 			return mcp.TextResult("done"), nil
 		case "fail":
 			return nil, fmt.Errorf("database password is hunter2")
+		case "survey":
+			// A fixed elicitationId: the golden files must not depend on
+			// the random one Ask would give the URL elicitation.
+			var answers []string
+			for _, q := range []mcp.InputRequest{
+				mcp.NewListRootsRequest(),
+				mcp.NewCreateMessageRequest(mcp.CreateMessageRequestParams{
+					Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.SamplingContent{&mcp.TextContent{Text: "Name a region."}}}},
+					MaxTokens: 16,
+				}),
+				mcp.NewElicitFormRequest("Which region?", mcp.ElicitRequestedSchema{
+					Properties: map[string]mcp.PrimitiveSchemaDefinition{"region": &mcp.StringSchema{Title: "Region"}},
+					Required:   []string{"region"},
+				}),
+				&mcp.ElicitRequest{Params: &mcp.ElicitRequestURLParams{Message: "Sign in to the region.", URL: "https://example.com/login", ElicitationID: "login-1"}},
+			} {
+				raw, err := req.Ask(ctx, q)
+				if err != nil {
+					return nil, err
+				}
+				answers = append(answers, string(raw))
+			}
+			return mcp.TextResult(strings.Join(answers, "\n")), nil
 		case "ask":
 			// Two rounds: a form elicitation with plaintext state (the
 			// golden files must not depend on a random key), then the answer.

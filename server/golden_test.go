@@ -15,6 +15,7 @@ import (
 
 	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
 )
 
@@ -25,6 +26,22 @@ var update = flag.Bool("update", false, "rewrite the golden files from what the 
 // a file "in" (messages to send, one per line) and "out" (every message the
 // server sent, one per line, byte for byte). Run with -update to rewrite
 // "out" after a deliberate change, and review the diff.
+//
+// In "in", blank lines and lines starting with # are skipped, except two
+// kinds of line that script what is not a request:
+//
+//   - after the server sends a request of its own (elicitation/create on a
+//     legacy session's back-channel), the next line is sent as the client's
+//     answer to it;
+//   - "#! publish <notification method> [uri]" has the server publish a
+//     change (NotifyToolListChanged, NotifyResourceUpdated and the like),
+//     and records the one notification that follows.
+//
+// Every message the server sends is validated against the schema of the
+// archive's generation, and held to the members that schema names
+// (spectest.ValidateMessageStrict): an archive that starts with an
+// initialize without the envelope is a legacy session, checked against
+// 2025-11-25, so that nothing of 2026-07-28 reaches a legacy client.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/golden/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -71,6 +88,9 @@ func section(ar *txtar.Archive, name string) *txtar.File {
 	return nil
 }
 
+// publishPrefix starts a line of "in" that publishes a change.
+const publishPrefix = "#! publish "
+
 // replay sends each input line and collects what the server sends until the
 // response to it (a request, or input that is not a valid notification, is
 // answered; a notification is not). It returns every message received, one
@@ -90,10 +110,29 @@ func replay(t *testing.T, input []byte) []byte {
 	if m, _ := classify(firstLine(input)); m == mcp.MethodInitialize && !bytes.Contains(input, []byte(mcp.MetaKeyProtocolVersion)) {
 		version = mcp.Version20251125
 	}
-	var got bytes.Buffer
+	validate := func(msg []byte, method string) { spectest.ValidateMessageStrict(t, version, msg, method) }
+	var lines [][]byte
 	for _, line := range bytes.Split(input, []byte("\n")) {
 		line = bytes.TrimSpace(line)
-		if len(line) == 0 || line[0] == '#' {
+		if len(line) > 0 && (line[0] != '#' || bytes.HasPrefix(line, []byte(publishPrefix))) {
+			lines = append(lines, line)
+		}
+	}
+	var got bytes.Buffer
+	read := func(after []byte) []byte {
+		msg, err := clientEnd.Read(ctx)
+		if err != nil {
+			t.Fatalf("reading what follows %s: %v", after, err)
+		}
+		got.Write(msg)
+		got.WriteByte('\n')
+		return msg
+	}
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if what, ok := bytes.CutPrefix(line, []byte(publishPrefix)); ok {
+			publish(t, s, string(what))
+			validate(read(line), "")
 			continue
 		}
 		if err := clientEnd.Write(ctx, bytes.Clone(line)); err != nil {
@@ -104,24 +143,29 @@ func replay(t *testing.T, input []byte) []byte {
 			continue
 		}
 		for {
-			msg, err := clientEnd.Read(ctx)
-			if err != nil {
-				t.Fatalf("reading reply to %s: %v", line, err)
-			}
-			got.Write(msg)
-			got.WriteByte('\n')
+			msg := read(line)
 			var probe struct {
-				Method string `json:"method"`
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Error  json.RawMessage `json:"error"`
 			}
 			json.Unmarshal(msg, &probe)
-			if probe.Method != "" {
-				spectest.ValidateMessage(t, version, msg, "")
-				continue
+			if probe.Method == "" {
+				if method != "" || probe.Error != nil {
+					validate(msg, method)
+				}
+				break
 			}
-			if method != "" {
-				spectest.ValidateMessage(t, version, msg, method)
+			validate(msg, "")
+			if probe.ID != nil {
+				// A request of the server's: the next line answers it.
+				if i++; i == len(lines) {
+					t.Fatalf("the server sent %s and the archive has no answer", msg)
+				}
+				if err := clientEnd.Write(ctx, bytes.Clone(lines[i])); err != nil {
+					t.Fatal(err)
+				}
 			}
-			break
 		}
 	}
 	clientEnd.Close()
@@ -129,6 +173,25 @@ func replay(t *testing.T, input []byte) []byte {
 		t.Errorf("ServeConn: %v", err)
 	}
 	return got.Bytes()
+}
+
+// publish has s publish the change a "#! publish" line names: a
+// notification method, and the uri of a resource update.
+func publish(t *testing.T, s *server.Server, what string) {
+	t.Helper()
+	method, uri, _ := strings.Cut(what, " ")
+	switch method {
+	case mcp.NotificationToolListChanged:
+		s.NotifyToolListChanged()
+	case mcp.NotificationPromptListChanged:
+		s.NotifyPromptListChanged()
+	case mcp.NotificationResourceListChanged:
+		s.NotifyResourceListChanged()
+	case mcp.NotificationResourceUpdated:
+		s.NotifyResourceUpdated(uri)
+	default:
+		t.Fatalf("cannot publish %q", what)
+	}
 }
 
 // firstLine returns the first message line of an "in" file.

@@ -201,8 +201,11 @@ func (ss *Session) Close() {
 func (ss *Session) Done() <-chan struct{} { return ss.ctx.Done() }
 
 // Handle serves one message of the session after initialize: a request's
-// result (to send as the response's result) or an error (an
-// *jsonrpc.Error to send as it is); (nil, nil) for a notification.
+// result (to send as the response's result; encode it as it is, with
+// mcp.Marshal or json.Marshal: it is the handler's result as
+// mcp.LegacyResult shapes it, without the members of 2026-07-28) or an
+// error (an *jsonrpc.Error to send as it is); (nil, nil) for a
+// notification.
 //
 // notify carries the notifications of the request (progress, log
 // messages); call sends the server-to-client requests that serve it

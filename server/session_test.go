@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -378,5 +380,88 @@ func TestAskOnAModernRequest(t *testing.T) {
 	err := <-seen
 	if !errors.Is(err, server.ErrNoBackChannel) || !strings.Contains(err.Error(), "return an InputRequiredResult") {
 		t.Errorf("Ask on a 2026-07-28 request: %v", err)
+	}
+}
+
+// TestLegacyResultsCarryNothingModern: what a handler sets of 2026-07-28
+// on its results (resultType, ttlMs, cacheScope, serverInfo and other
+// reserved _meta keys) stays off a legacy session's wire, every result
+// naming only what 2025-11-25 defines; the handler's own (shared) values
+// keep them, and a 2026-07-28 request still gets them.
+func TestLegacyResultsCarryNothingModern(t *testing.T) {
+	spectest.Dir(t)
+	header := mcp.Result{
+		Meta: &mcp.ResultMetaObject{
+			ServerInfo:     &mcp.Implementation{Name: "handler", Version: "9"},
+			SubscriptionID: jsonrpc.Int64ID(3),
+			Extra:          mcp.MetaExtra{mcp.MetaKeyLogLevel: json.RawMessage(`"debug"`)},
+		},
+		ResultType: mcp.ResultTypeComplete,
+	}
+	cacheable := mcp.CacheableResult{Result: header, TTLMs: 5000, CacheScope: mcp.CacheScopePublic}
+	tools := &mcp.ListToolsResult{CacheableResult: cacheable, Tools: []mcp.Tool{{Name: "t"}}}
+	s := server.New(mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	s.HandleListTools(func(context.Context, *server.Request, *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+		return tools, nil
+	})
+	s.HandleCallTool(func(context.Context, *server.Request, *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		return &mcp.CallToolResult{Result: header, Content: []mcp.ContentBlock{&mcp.TextContent{Text: "hi"}}}, nil
+	})
+	s.HandleListPrompts(func(context.Context, *server.Request, *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+		return &mcp.ListPromptsResult{CacheableResult: cacheable}, nil
+	})
+	s.HandleGetPrompt(func(context.Context, *server.Request, *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		return &mcp.GetPromptResult{Result: header}, nil
+	})
+	s.HandleListResources(func(context.Context, *server.Request, *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+		return &mcp.ListResourcesResult{CacheableResult: cacheable}, nil
+	})
+	s.HandleListResourceTemplates(func(context.Context, *server.Request, *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+		return &mcp.ListResourceTemplatesResult{CacheableResult: cacheable}, nil
+	})
+	s.HandleReadResource(func(_ context.Context, _ *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+		return &mcp.ReadResourceResult{CacheableResult: cacheable, Contents: []mcp.ResourceContents{&mcp.TextResourceContents{URI: p.URI, Text: "a"}}}, nil
+	})
+	s.HandleComplete(func(context.Context, *server.Request, *mcp.CompleteRequestParams) (*mcp.CompleteResult, error) {
+		return &mcp.CompleteResult{Result: header, Completion: mcp.Completion{Values: []string{"a"}}}, nil
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, b := transport.NewMemoryPipe()
+	go s.ServeConn(ctx, b)
+	defer a.Close()
+	exchange := func(msg string) []byte {
+		t.Helper()
+		if err := a.Write(ctx, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := a.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	exchange(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
+	for i, c := range []struct{ method, params string }{
+		{mcp.MethodListTools, `{}`},
+		{mcp.MethodCallTool, `{"name":"t"}`},
+		{mcp.MethodListPrompts, `{}`},
+		{mcp.MethodGetPrompt, `{"name":"p"}`},
+		{mcp.MethodListResources, `{}`},
+		{mcp.MethodListResourceTemplates, `{}`},
+		{mcp.MethodReadResource, `{"uri":"file:///a"}`},
+		{mcp.MethodComplete, `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":""}}`},
+	} {
+		msg := exchange(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, i+1, c.method, c.params))
+		spectest.ValidateMessageStrict(t, mcp.Version20251125, msg, c.method)
+	}
+	if tools.TTLMs != 5000 || tools.CacheScope != mcp.CacheScopePublic || tools.ResultType != mcp.ResultTypeComplete || tools.Meta.ServerInfo.Name != "handler" {
+		t.Errorf("the handler's shared result changed: %+v", tools)
+	}
+	res, err := s.Handle(ctx, &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: mcp.MethodListTools, Params: json.RawMessage(
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`)}, nil)
+	if got, _ := res.(*mcp.ListToolsResult); err != nil || got == nil || got.TTLMs != 5000 || got.CacheScope != mcp.CacheScopePublic {
+		t.Errorf("2026-07-28 tools/list = %#v, %v", res, err)
 	}
 }
