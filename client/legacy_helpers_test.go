@@ -33,29 +33,52 @@ func legacyOnly() *server.Options {
 }
 
 // legacyWire is wire for sessions that may be legacy: it checks every
-// message the client writes against the 2025-11-25 schema, its answers to
-// the server's requests included (by the method of the request each
-// answers), and records the messages both ways like wire.
+// message both ways against the schema of the generation the connection
+// speaks, holding each to the members that schema names
+// (spectest.ValidateMessageStrict). Up to the client's initialize that is
+// 2026-07-28 (a server/discover probe and its answer); from initialize on
+// it is 2025-11-25, so that nothing of 2026-07-28 crosses a legacy session
+// either way: the client's requests, its answers to the server's requests
+// (checked by the method of the request each answers), and what the server
+// sends. It records the messages both ways like wire.
 type legacyWire struct {
 	*wire
 
-	mu    sync.Mutex
-	asked map[string]string // raw id of each request the server sent → its method
+	mu     sync.Mutex
+	legacy bool              // the client has written initialize
+	asked  map[string]string // raw id of each request the server sent → its method
+	calls  map[string]string // raw id of each request the client sent → its method
 }
 
 func newLegacyWire(t testing.TB, conn transport.Conn) *legacyWire {
-	return &legacyWire{wire: &wire{Conn: conn, t: t}, asked: make(map[string]string)}
+	return &legacyWire{wire: &wire{Conn: conn, t: t}, asked: make(map[string]string), calls: make(map[string]string)}
+}
+
+// schema returns the version the connection's messages are checked
+// against, once msg has gone by.
+func (w *legacyWire) schema(m wireMsg, sent bool) mcp.ProtocolVersion {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if sent && m.Method == mcp.MethodInitialize {
+		w.legacy = true
+	}
+	if w.legacy {
+		return legacySchema
+	}
+	return mcp.LatestVersion
 }
 
 func (w *legacyWire) Write(ctx context.Context, msg []byte) error {
 	m := decodeWire(w.t, msg)
 	method := ""
-	if m.Method == "" {
-		w.mu.Lock()
+	w.mu.Lock()
+	if m.isRequest() {
+		w.calls[string(m.ID)] = m.Method
+	} else if m.Method == "" {
 		method = w.asked[string(m.ID)]
-		w.mu.Unlock()
 	}
-	spectest.ValidateMessage(w.t, legacySchema, msg, method)
+	w.mu.Unlock()
+	spectest.ValidateMessageStrict(w.t, w.schema(m, true), msg, method)
 	w.wire.mu.Lock()
 	w.wire.sent = append(w.wire.sent, bytes.Clone(msg))
 	w.wire.mu.Unlock()
@@ -64,14 +87,35 @@ func (w *legacyWire) Write(ctx context.Context, msg []byte) error {
 
 func (w *legacyWire) Read(ctx context.Context) ([]byte, error) {
 	msg, err := w.wire.Read(ctx)
-	if err == nil {
-		if m := decodeWire(w.t, msg); m.isRequest() {
-			w.mu.Lock()
-			w.asked[string(m.ID)] = m.Method
-			w.mu.Unlock()
-		}
+	if err != nil {
+		return msg, err
 	}
-	return msg, err
+	m := decodeWire(w.t, msg)
+	method := ""
+	w.mu.Lock()
+	if m.isRequest() {
+		w.asked[string(m.ID)] = m.Method
+	} else if m.Method == "" {
+		method = w.calls[string(m.ID)]
+	}
+	w.mu.Unlock()
+	spectest.ValidateMessageStrict(w.t, w.schema(m, false), msg, method)
+	return msg, nil
+}
+
+// legacyWireTransport connects through t and checks each connection's
+// messages with a legacyWire of its own.
+type legacyWireTransport struct {
+	t  testing.TB
+	tr transport.Transport
+}
+
+func (w legacyWireTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	conn, err := w.tr.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newLegacyWire(w.t, conn), nil
 }
 
 // Answers returns the client's responses to the server's requests.

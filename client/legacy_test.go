@@ -554,6 +554,64 @@ func TestLegacyProgressAndLog(t *testing.T) {
 	})
 }
 
+// TestLegacyWireEveryMethod: on a legacy session, the client's request of
+// every method (each with a progress token in its _meta, the one key a
+// legacy request carries) and the server's every answer name only what
+// 2025-11-25 defines: legacyWire holds each message to it, both ways. The
+// server's requests and the client's answers to them are held to it in
+// TestOneSetOfCallbacks, subscriptions and list changes in
+// TestLegacyListen.
+func TestLegacyWireEveryMethod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var pl progressLog
+		c := newClient(pinned(client.Options{OnProgress: pl.record, LogLevel: mcp.LevelInfo}))
+		sess, w := dialLegacy(t, c, fixture(nil))
+		ctx := context.Background()
+		for _, err := range sess.Tools(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, err := range sess.Prompts(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, err := range sess.Resources(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, err := range sess.ResourceTemplates(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res, err := sess.CallTool(ctx, "work", nil); err != nil || text(res) != "done" {
+			t.Fatalf("CallTool: %v, %v", res, err)
+		}
+		if _, err := sess.GetPrompt(ctx, "greeting", map[string]string{"name": "Ada"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sess.ReadResource(ctx, "file:///readme.txt"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sess.Complete(ctx, &mcp.CompleteRequestParams{Ref: &mcp.PromptReference{Name: "greeting"}, Argument: mcp.CompleteArgument{Name: "name", Value: "A"}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []string{mcp.MethodInitialize, mcp.MethodSetLoggingLevel, mcp.MethodListTools, mcp.MethodListPrompts,
+			mcp.MethodListResources, mcp.MethodListResourceTemplates, mcp.MethodCallTool, mcp.MethodGetPrompt,
+			mcp.MethodReadResource, mcp.MethodComplete} {
+			if len(w.Requests(m)) == 0 {
+				t.Errorf("no %s went out", m)
+			}
+		}
+		if n := pl.count(); n != 2 {
+			t.Errorf("%d progress notifications, want 2", n)
+		}
+	})
+}
+
 // TestLegacyInputRequiredIsInvalid: a legacy server cannot answer with
 // input_required.
 func TestLegacyInputRequiredIsInvalid(t *testing.T) {

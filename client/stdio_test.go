@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport/stdio"
@@ -215,5 +216,29 @@ func TestStdioAutoFallsBackToALegacyServer(t *testing.T) {
 	}
 	if got := res.Content[0].(*mcp.TextContent).Text; got != "after the fallback" {
 		t.Errorf("echo = %q", got)
+	}
+}
+
+// TestStdioLegacyWire: over stdio too, a legacy session's messages both
+// ways name only what 2025-11-25 defines (legacyWire checks each), the
+// cacheable results of a Parley server included.
+func TestStdioLegacyWire(t *testing.T) {
+	spectest.Dir(t) // here, not on legacyWire's reading goroutine, where a skip would stall
+	_, tr, _ := serverCommand(t, "serve")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := newClient(pinned(client.Options{})).Connect(ctx, legacyWireTransport{t, tr})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer sess.Close()
+	if _, err := sess.ListTools(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.ListResourceTemplates(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.ReadResource(ctx, "file:///readme.txt"); err != nil {
+		t.Fatal(err)
 	}
 }
