@@ -233,7 +233,8 @@ func (p *InputResponseRequestParams) SetRequestState(state string, present bool)
 // prompts/get and resources/read. Continuation returns pointers to the
 // inputResponses and requestState, so that code handling any of the three
 // (a client's retry loop, a server's state verifier) reads and writes them
-// in one place.
+// in one place. The *string cannot say that an empty requestState is
+// present; [RequestStateParams] adds the methods that can.
 type InputResponseParams interface {
 	AnyRequestParams
 	Continuation() (*InputResponses, *string)
