@@ -259,8 +259,12 @@ func (s *Session) legacyDiscover() (*mcp.DiscoverResult, error) {
 // responses or request state, which only a multi-round-trip server reads.
 // A legacy server would ignore them and ask again, so the caller's mistake
 // would go unnoticed.
-func (s *Session) legacyRound(method string, responses mcp.InputResponses, state string) error {
-	if s.legacy.Load() && (len(responses) > 0 || state != "") {
+func (s *Session) legacyRound(method string, p mcp.RequestStateParams) error {
+	if !s.legacy.Load() {
+		return nil
+	}
+	responses, _ := p.Continuation()
+	if _, stated := p.LookupRequestState(); len(*responses) > 0 || stated {
 		return fmt.Errorf("client: %s with input responses or requestState on protocol version %s: %w", method, s.ProtocolVersion(), ErrLegacySession)
 	}
 	return nil

@@ -662,6 +662,13 @@ func TestLegacyManualLoop(t *testing.T) {
 		if _, err := sess.CallToolRound(ctx, &mcp.CallToolRequestParams{Name: "elicit", RequestState: "asked"}); !errors.Is(err, client.ErrLegacySession) {
 			t.Errorf("CallToolRound with requestState: %v, want ErrLegacySession", err)
 		}
+		// An empty state is a state too.
+		if _, _, err := sess.Continue(ctx, &client.Pending{Call: *call, ForceRequestState: true, Round: 1}, nil); !errors.Is(err, client.ErrLegacySession) {
+			t.Errorf("Continue with an empty state: %v, want ErrLegacySession", err)
+		}
+		if _, err := sess.CallToolRound(ctx, &mcp.CallToolRequestParams{Name: "elicit", ForceRequestState: true}); !errors.Is(err, client.ErrLegacySession) {
+			t.Errorf("CallToolRound with an empty requestState: %v, want ErrLegacySession", err)
+		}
 		if n := len(w.Requests("")); n != sent {
 			t.Errorf("the refused calls sent %d requests", n-sent)
 		}

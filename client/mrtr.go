@@ -59,11 +59,31 @@ type Pending struct {
 	// under the same key in the responses given to Continue.
 	InputRequests mcp.InputRequests `json:"inputRequests,omitempty"`
 	// RequestState is the server's opaque state, echoed byte for byte on
-	// the next round ("" when the server sent none, and then none is sent).
+	// the next round. An empty one is echoed only with ForceRequestState:
+	// "" alone means the server sent none, and then none is sent.
 	RequestState string `json:"requestState,omitempty"`
+	// ForceRequestState marks an empty RequestState as present: the
+	// server sent "requestState":"", and the next round echoes it. It is
+	// kept when a Pending is marshalled.
+	ForceRequestState bool `json:"-"`
 	// Round counts the input_required results of this call so far (1 after
 	// the first).
 	Round int `json:"round"`
+}
+
+// LookupRequestState returns the state to echo and whether there is one;
+// like os.LookupEnv, an empty state may be present.
+func (p *Pending) LookupRequestState() (string, bool) {
+	return p.RequestState, p.RequestState != "" || p.ForceRequestState
+}
+
+// SetRequestState makes the state to echo state, present even when it is
+// empty; when present is false it removes it and state is ignored.
+func (p *Pending) SetRequestState(state string, present bool) {
+	if !present {
+		state = ""
+	}
+	p.RequestState, p.ForceRequestState = state, present && state == ""
 }
 
 // pendingFormat is the format version a Pending is written with. A record
@@ -71,13 +91,19 @@ type Pending struct {
 const pendingFormat = 1
 
 // MarshalJSON writes p with its format version ("v"), so that a record
-// persisted today is told apart from one written in a later format.
+// persisted today is told apart from one written in a later format. An
+// empty state that is present is written as "requestState":"".
 func (p Pending) MarshalJSON() ([]byte, error) {
 	type plain Pending
+	var state *string // a *string, to write a present empty state
+	if s, ok := p.LookupRequestState(); ok {
+		state = &s
+	}
 	return json.Marshal(struct {
 		V int `json:"v"`
 		plain
-	}{pendingFormat, plain(p)})
+		RequestState *string `json:"requestState,omitempty"`
+	}{pendingFormat, plain(p), state})
 }
 
 // UnmarshalJSON reads a Pending of format version 1 (or one written without
@@ -87,6 +113,7 @@ func (p *Pending) UnmarshalJSON(data []byte) error {
 	var w struct {
 		V *int `json:"v"`
 		plain
+		RequestState *string `json:"requestState"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
@@ -95,6 +122,9 @@ func (p *Pending) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("client: a pending call of format version %d; this client reads version %d", *w.V, pendingFormat)
 	}
 	*p = Pending(w.plain)
+	if w.RequestState != nil {
+		p.SetRequestState(*w.RequestState, true)
+	}
 	return nil
 }
 
@@ -112,11 +142,12 @@ func (p *Pending) NeedsInput() bool { return len(p.InputRequests) > 0 }
 // client's callbacks answer at once, so there is no round to drive (nor
 // to audit with LoopOptions.OnRound, or persist).
 func (s *Session) Begin(ctx context.Context, call *Call) (mcp.AnyResult, *Pending, error) {
-	return s.round(ctx, call, 0, nil, "")
+	return s.round(ctx, call, 0, nil, "", false)
 }
 
-// Continue sends the next round of p with responses and p's request state,
-// exactly as given: nothing is added, merged or overwritten. It returns the
+// Continue sends the next round of p with responses and p's request state
+// (an empty one included, when present), exactly as given: nothing is
+// added, merged or overwritten. It returns the
 // complete result or the next Pending. The session need not be the one that
 // began the call, but it must speak 2026-07-28: on a legacy session, whose
 // server cannot read a round, Continue fails with an error wrapping
@@ -125,11 +156,13 @@ func (s *Session) Continue(ctx context.Context, p *Pending, responses mcp.InputR
 	if s.legacy.Load() {
 		return nil, nil, fmt.Errorf("client: continuing %s %s on protocol version %s: %w", p.Call.Method, p.Call.target(), s.ProtocolVersion(), ErrLegacySession)
 	}
-	return s.round(ctx, &p.Call, p.Round, responses, p.RequestState)
+	state, present := p.LookupRequestState()
+	return s.round(ctx, &p.Call, p.Round, responses, state, present)
 }
 
-// round sends one request of a multi-round-trip call.
-func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp.InputResponses, state string) (mcp.AnyResult, *Pending, error) {
+// round sends one request of a multi-round-trip call, with state when
+// present.
+func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp.InputResponses, state string, present bool) (mcp.AnyResult, *Pending, error) {
 	var (
 		out mcp.AnyResult
 		ir  *mcp.InputRequiredResult
@@ -138,10 +171,13 @@ func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp
 	switch call.Method {
 	case mcp.MethodCallTool:
 		var o mcp.CallToolOutcome
-		o, err = s.CallToolRound(ctx, &mcp.CallToolRequestParams{Name: call.Name, Arguments: call.Arguments, InputResponses: responses, RequestState: state})
+		p := &mcp.CallToolRequestParams{Name: call.Name, Arguments: call.Arguments, InputResponses: responses}
+		p.SetRequestState(state, present)
+		o, err = s.CallToolRound(ctx, p)
 		out, _ = o.(mcp.AnyResult)
 	case mcp.MethodGetPrompt:
-		p := &mcp.GetPromptRequestParams{Name: call.Name, InputResponses: responses, RequestState: state}
+		p := &mcp.GetPromptRequestParams{Name: call.Name, InputResponses: responses}
+		p.SetRequestState(state, present)
 		if len(call.Arguments) > 0 {
 			if err := json.Unmarshal(call.Arguments, &p.Arguments); err != nil {
 				return nil, nil, fmt.Errorf("client: prompt arguments: %w", err)
@@ -152,7 +188,9 @@ func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp
 		out, _ = o.(mcp.AnyResult)
 	case mcp.MethodReadResource:
 		var o mcp.ReadResourceOutcome
-		o, err = s.ReadResourceRound(ctx, &mcp.ReadResourceRequestParams{URI: call.URI, InputResponses: responses, RequestState: state})
+		p := &mcp.ReadResourceRequestParams{URI: call.URI, InputResponses: responses}
+		p.SetRequestState(state, present)
+		o, err = s.ReadResourceRound(ctx, p)
 		out, _ = o.(mcp.AnyResult)
 	default:
 		return nil, nil, fmt.Errorf("client: %q cannot take part in a multi-round-trip call", call.Method)
@@ -163,7 +201,9 @@ func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp
 	if ir, _ = out.(*mcp.InputRequiredResult); ir == nil {
 		return out, nil, nil
 	}
-	return nil, &Pending{Call: *call, InputRequests: ir.InputRequests, RequestState: ir.RequestState, Round: done + 1}, nil
+	next := &Pending{Call: *call, InputRequests: ir.InputRequests, Round: done + 1}
+	next.SetRequestState(ir.LookupRequestState())
+	return nil, next, nil
 }
 
 // CallToolRound sends one tools/call round exactly as p says — its
@@ -178,7 +218,7 @@ func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp
 // result, and refuses params with inputResponses or requestState (an error
 // wrapping ErrLegacySession), which a legacy server cannot read.
 func (s *Session) CallToolRound(ctx context.Context, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-	if err := s.legacyRound(mcp.MethodCallTool, p.InputResponses, p.RequestState); err != nil {
+	if err := s.legacyRound(mcp.MethodCallTool, p); err != nil {
 		return nil, err
 	}
 	raw, err := s.call(ctx, mcp.MethodCallTool, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
@@ -197,7 +237,7 @@ func (s *Session) CallToolRound(ctx context.Context, p *mcp.CallToolRequestParam
 
 // GetPromptRound is CallToolRound for prompts/get.
 func (s *Session) GetPromptRound(ctx context.Context, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
-	if err := s.legacyRound(mcp.MethodGetPrompt, p.InputResponses, p.RequestState); err != nil {
+	if err := s.legacyRound(mcp.MethodGetPrompt, p); err != nil {
 		return nil, err
 	}
 	raw, err := s.call(ctx, mcp.MethodGetPrompt, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
@@ -216,7 +256,7 @@ func (s *Session) GetPromptRound(ctx context.Context, p *mcp.GetPromptRequestPar
 
 // ReadResourceRound is CallToolRound for resources/read.
 func (s *Session) ReadResourceRound(ctx context.Context, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
-	if err := s.legacyRound(mcp.MethodReadResource, p.InputResponses, p.RequestState); err != nil {
+	if err := s.legacyRound(mcp.MethodReadResource, p); err != nil {
 		return nil, err
 	}
 	raw, err := s.call(ctx, mcp.MethodReadResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m })

@@ -489,3 +489,69 @@ func TestFulfilUnencodableAnswer(t *testing.T) {
 		}
 	}
 }
+
+// An empty requestState survives the manual loop: Begin returns it as
+// present, a persisted Pending keeps it, and Continue echoes it exactly.
+func TestPendingEmptyState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		call, err := client.ToolCall("deploy", map[string]any{"env": "prod"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, f := dialFake(t, newClient(nil))
+		type begun struct {
+			p   *client.Pending
+			err error
+		}
+		ch := make(chan begun, 1)
+		go func() {
+			_, p, err := sess.Begin(ctx, call)
+			ch <- begun{p, err}
+		}()
+		first := f.expect(call.Method)
+		f.reply(first.ID, inputRequired(`{"roots":`+rootsJSON+`}`, `""`))
+		b := <-ch
+		if b.err != nil {
+			t.Fatal(b.err)
+		}
+		if st, ok := b.p.LookupRequestState(); st != "" || !ok {
+			t.Fatalf("Begin: state %q present %v, want the empty state present", st, ok)
+		}
+
+		data, err := json.Marshal(b.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"requestState":""`) {
+			t.Errorf("the record drops the empty state: %s", data)
+		}
+		var back client.Pending
+		if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(&back, b.p) {
+			t.Fatalf("after JSON: %+v, %v; want %+v", back, err, *b.p)
+		}
+		for _, rec := range []string{`{"v":1,"call":{"method":"tools/call","name":"deploy"},"round":1}`, `{"v":1,"call":{"method":"tools/call","name":"deploy"},"requestState":null,"round":1}`} {
+			var none client.Pending
+			if err := json.Unmarshal([]byte(rec), &none); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := none.LookupRequestState(); ok {
+				t.Errorf("%s: a state is present", rec)
+			}
+		}
+
+		later, f2 := dialFake(t, newClient(nil))
+		done := async(func() error {
+			_, _, err := later.Continue(ctx, &back, mcp.InputResponses{"roots": json.RawMessage(`{"roots":[]}`)})
+			return err
+		})
+		retry := f2.expect(call.Method)
+		if got, ok := rawParams(t, retry)["requestState"]; !ok || string(got) != `""` {
+			t.Errorf("Continue: requestState %s (present %v): %s", got, ok, retry.Raw)
+		}
+		f2.reply(retry.ID, `{"resultType":"complete","content":[]}`)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -901,3 +901,53 @@ func TestRoundTimeout(t *testing.T) {
 		}
 	})
 }
+
+// "requestState":"" is a state: the client echoes it exactly, also when it
+// is all a round carries, and sends none when the server sends none.
+func TestEmptyStateOnTheWire(t *testing.T) {
+	for _, c := range fakeCarriers() {
+		t.Run(c.method, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cb := &allCallbacks{}
+				sess, f := dialFake(t, newClient(cb.options()))
+				done := c.start(context.Background(), sess)
+
+				first := f.expect(c.method)
+				f.reply(first.ID, inputRequired(`{"confirm":`+elicitJSON+`}`, `""`))
+
+				r1 := f.expect(c.method)
+				wantRetryOf(t, c, first, r1)
+				p1 := rawParams(t, r1)
+				if got, ok := p1["requestState"]; !ok || string(got) != `""` {
+					t.Errorf("retry after an empty state: requestState %s (present %v), want the bytes \"\": %s", got, ok, r1.Raw)
+				}
+				if _, ok := p1["inputResponses"]; !ok {
+					t.Errorf("retry without its answers: %s", r1.Raw)
+				}
+				// A round that carries only an empty state is a valid
+				// input_required result: the client backs off and echoes it.
+				f.reply(r1.ID, inputRequired("", `""`))
+
+				r2 := f.expect(c.method)
+				wantRetryOf(t, c, first, r2)
+				p2 := rawParams(t, r2)
+				if got, ok := p2["requestState"]; !ok || string(got) != `""` {
+					t.Errorf("retry of a state-only round: requestState %s (present %v): %s", got, ok, r2.Raw)
+				}
+				if _, ok := p2["inputResponses"]; ok {
+					t.Errorf("retry of a state-only round carries answers: %s", r2.Raw)
+				}
+				f.reply(r2.ID, inputRequired(`{"again":`+elicitJSON+`}`, ""))
+
+				r3 := f.expect(c.method)
+				if _, ok := rawParams(t, r3)["requestState"]; ok {
+					t.Errorf("retry carries a requestState the server never sent: %s", r3.Raw)
+				}
+				f.reply(r3.ID, c.complete)
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}

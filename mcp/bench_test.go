@@ -215,6 +215,8 @@ func TestEncodeAllocBudget(t *testing.T) {
 	if err := p.UnmarshalJSON(callToolParams); err != nil {
 		t.Fatal(err)
 	}
+	prompt := &mcp.GetPromptRequestParams{Meta: p.Meta, Name: "plan", Arguments: map[string]string{"goal": "ship", "when": "now"}, RequestState: "s"}
+	read := &mcp.ReadResourceRequestParams{Meta: p.Meta, URI: "file:///notes.txt", ForceRequestState: true}
 	buf := make([]byte, 0, 4096)
 	caps := &mcp.ClientCapabilities{}
 	checkAllocBudget(t, []allocCase{
@@ -222,6 +224,10 @@ func TestEncodeAllocBudget(t *testing.T) {
 		{"AppendJSON CallToolResult", 0, func() { buf, _ = mcp.AppendJSON(buf[:0], r) }},
 		{"json.Marshal CallToolRequestParams", 2, func() { _, _ = json.Marshal(&p) }},
 		{"AppendJSON CallToolRequestParams", 0, func() { buf, _ = mcp.AppendJSON(buf[:0], &p) }},
+		{"Marshal GetPromptRequestParams", 1, func() { _, _ = mcp.Marshal(prompt) }},
+		{"AppendJSON GetPromptRequestParams", 0, func() { buf, _ = mcp.AppendJSON(buf[:0], prompt) }},
+		{"Marshal ReadResourceRequestParams", 1, func() { _, _ = mcp.Marshal(read) }},
+		{"AppendJSON ReadResourceRequestParams", 0, func() { buf, _ = mcp.AppendJSON(buf[:0], read) }},
 		{"json.Marshal ClientCapabilities{}", 2, func() { _, _ = json.Marshal(caps) }},
 		{"json.Marshal TextContent", 2, func() { _, _ = json.Marshal(r.Content[0]) }},
 	})

@@ -117,7 +117,8 @@
 //
 // The client fulfils each entry of InputRequests, then sends the same
 // request again with a new id, the answers in InputResponses under the same
-// keys, and RequestState echoed byte for byte. An answer carries no kind on
+// keys, and RequestState echoed byte for byte; "" is a state too, echoed
+// when present ([RequestStateParams]). An answer carries no kind on
 // the wire, so [InputResponses] keeps each one raw and the server decodes it
 // as what it asked for, with [InputResponses.Elicit], [InputResponses.Sample]
 // or [InputResponses.Roots]; a missing or malformed answer is an

@@ -25,7 +25,8 @@ var (
 	// kind asked for.
 	ErrInputResponseShape = errors.New("mcp: input response has the wrong shape")
 	// ErrInvalidInputRequiredResult: an InputRequiredResult with neither
-	// inputRequests nor requestState, or with an empty request.
+	// inputRequests nor requestState (an empty requestState counts), or
+	// with a nil request.
 	ErrInvalidInputRequiredResult = errors.New("mcp: invalid input_required result")
 	// ErrInputRequiredNotAllowed: input_required on a method other than
 	// tools/call, prompts/get and resources/read.
@@ -197,23 +198,43 @@ type InputResponseRequestParams struct {
 	// InputResponses answer the inputRequests of the previous round.
 	InputResponses InputResponses `json:"inputResponses,omitempty"`
 	// RequestState echoes the previous round's requestState, byte for byte.
+	// An empty one is sent only with ForceRequestState.
 	RequestState string `json:"requestState,omitempty"`
+	// ForceRequestState makes an empty RequestState present:
+	// "requestState":"" is a state, not none. Decoding sets it exactly when
+	// the member is present and empty. Read the state with
+	// LookupRequestState to tell the two apart.
+	ForceRequestState bool `json:"-"`
 }
 
 // RequestMeta returns the params' _meta, allocating it if needed.
 func (p *InputResponseRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
 
 // Continuation returns pointers to the params' inputResponses and
-// requestState.
+// requestState; see [InputResponseParams]. The *string cannot say that an
+// empty state is present: use LookupRequestState and SetRequestState.
 func (p *InputResponseRequestParams) Continuation() (*InputResponses, *string) {
 	return &p.InputResponses, &p.RequestState
+}
+
+// LookupRequestState returns the requestState and whether it is present;
+// see [RequestStateParams].
+func (p *InputResponseRequestParams) LookupRequestState() (string, bool) {
+	return lookupState(p.RequestState, p.ForceRequestState)
+}
+
+// SetRequestState sets or removes the requestState; see
+// [RequestStateParams].
+func (p *InputResponseRequestParams) SetRequestState(state string, present bool) {
+	setState(&p.RequestState, &p.ForceRequestState, state, present)
 }
 
 // InputResponseParams is implemented by the params of tools/call,
 // prompts/get and resources/read. Continuation returns pointers to the
 // inputResponses and requestState, so that code handling any of the three
 // (a client's retry loop, a server's state verifier) reads and writes them
-// in one place.
+// in one place. The *string cannot say that an empty requestState is
+// present; [RequestStateParams] adds the methods that can.
 type InputResponseParams interface {
 	AnyRequestParams
 	Continuation() (*InputResponses, *string)
@@ -222,20 +243,40 @@ type InputResponseParams interface {
 // InputRequiredResult is the interim answer to tools/call, prompts/get or
 // resources/read: the server needs the client to fulfil InputRequests
 // and/or to send RequestState back before it can finish. At least one of
-// the two must be set. It always encodes "resultType":"input_required" and
-// never carries the fields of a complete result.
+// the two must be present (an empty requestState is present when
+// ForceRequestState is set). It always encodes
+// "resultType":"input_required" and never carries the fields of a complete
+// result.
 type InputRequiredResult struct {
 	Result
 	// InputRequests are the requests to fulfil, by key.
 	InputRequests InputRequests `json:"inputRequests,omitempty"`
-	// RequestState is opaque to the client, which echoes it exactly.
+	// RequestState is opaque to the client, which echoes it exactly. An
+	// empty one is sent only with ForceRequestState.
 	RequestState string `json:"requestState,omitempty"`
+	// ForceRequestState makes an empty RequestState present:
+	// "requestState":"" is a state the client must echo, not none.
+	// Decoding sets it exactly when the member is present and empty.
+	ForceRequestState bool `json:"-"`
+}
+
+// LookupRequestState returns the requestState and whether it is present;
+// like os.LookupEnv, an empty state may be present.
+func (r *InputRequiredResult) LookupRequestState() (string, bool) {
+	return lookupState(r.RequestState, r.ForceRequestState)
+}
+
+// SetRequestState makes the requestState state, present even when it is
+// empty; when present is false it removes it and state is ignored.
+func (r *InputRequiredResult) SetRequestState(state string, present bool) {
+	setState(&r.RequestState, &r.ForceRequestState, state, present)
 }
 
 // Validate checks what the protocol requires of an InputRequiredResult: at
-// least one of InputRequests and RequestState, and no nil request.
+// least one of InputRequests and RequestState (empty or not), and no nil
+// request.
 func (r *InputRequiredResult) Validate() error {
-	if len(r.InputRequests) == 0 && r.RequestState == "" {
+	if _, ok := r.LookupRequestState(); len(r.InputRequests) == 0 && !ok {
 		return fmt.Errorf("%w: neither inputRequests nor requestState", ErrInvalidInputRequiredResult)
 	}
 	for k, v := range r.InputRequests {

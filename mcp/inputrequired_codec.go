@@ -10,6 +10,27 @@ import (
 // encoding/json's rules (see jsonscan.go), and the decoders that choose the
 // Go type of a union's member.
 
+// UnmarshalJSON decodes p as encoding/json decodes the struct, and sets
+// ForceRequestState when the requestState it decoded is present and empty.
+func (p *InputResponseRequestParams) UnmarshalJSON(data []byte) error {
+	type plain InputResponseRequestParams
+	if err := json.Unmarshal(data, (*plain)(p)); err != nil {
+		return err
+	}
+	p.ForceRequestState = forceAfterDecode(data, p.RequestState, p.ForceRequestState)
+	return nil
+}
+
+// MarshalJSON writes p as encoding/json writes the struct, with
+// "requestState":"" when ForceRequestState makes an empty state present.
+func (p InputResponseRequestParams) MarshalJSON() ([]byte, error) {
+	type plain InputResponseRequestParams
+	return json.Marshal(struct {
+		plain
+		RequestState *string `json:"requestState,omitempty"`
+	}{plain(p), stateRef(p.RequestState, p.ForceRequestState)})
+}
+
 // DecodeInputRequest decodes one embedded request, choosing the Go type by
 // its "method".
 func DecodeInputRequest(data []byte) (InputRequest, error) {
@@ -94,13 +115,25 @@ func decodeInputRequired(raw json.RawMessage) (*InputRequiredResult, error) {
 // encoding/json.
 func decodeInputRequiredGeneric(raw json.RawMessage) (*InputRequiredResult, error) {
 	r := new(InputRequiredResult)
-	if err := json.Unmarshal(raw, r); err != nil {
+	if err := r.UnmarshalJSON(raw); err != nil {
 		return nil, err
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// UnmarshalJSON decodes r as encoding/json decodes the struct, and sets
+// ForceRequestState when the requestState it decoded is present and empty.
+// It does not validate r; [DecodeCallToolOutcome] and its kin do.
+func (r *InputRequiredResult) UnmarshalJSON(data []byte) error {
+	type plain InputRequiredResult
+	if err := json.Unmarshal(data, (*plain)(r)); err != nil {
+		return err
+	}
+	r.ForceRequestState = forceAfterDecode(data, r.RequestState, r.ForceRequestState)
+	return nil
 }
 
 // DecodeCallToolOutcome decodes the result of tools/call by its resultType:

@@ -45,6 +45,7 @@ func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 		a = &blk.arena
 	}
 	it := newObjectIter(raw)
+	stated := false // some requestState member held a string
 	for it.Next() {
 		var err error
 		switch string(it.Key) {
@@ -54,6 +55,7 @@ func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 			err = decodeResultTypeMember(it.Val, a, &r.ResultType)
 		case "requestState":
 			err = decodeStringMember(it.Val, a, &r.RequestState, "requestState")
+			stated = stated || it.Val[0] == '"' // null leaves the field alone
 		case "inputRequests":
 			if it.Val[0] == 'n' {
 				r.InputRequests = nil
@@ -72,6 +74,7 @@ func fastDecodeInputRequired(raw []byte) (*InputRequiredResult, bool) {
 			return nil, false
 		}
 	}
+	r.ForceRequestState = stated && r.RequestState == ""
 	if it.Err != nil || r.Validate() != nil {
 		return nil, false
 	}
@@ -324,7 +327,10 @@ func (r InputRequiredResult) MarshalJSON() ([]byte, error) {
 func (r InputRequiredResult) marshalGeneric() ([]byte, error) {
 	type plain InputRequiredResult
 	r.ResultType = ResultTypeInputRequired
-	return json.Marshal(plain(r))
+	return json.Marshal(struct {
+		plain
+		RequestState *string `json:"requestState,omitempty"`
+	}{plain(r), stateRef(r.RequestState, r.ForceRequestState)})
 }
 
 // appendJSON appends r as encoding/json encodes it (through
@@ -348,7 +354,10 @@ func (r *InputRequiredResult) appendJSON(dst []byte) ([]byte, error) {
 			return w.buf, err
 		}
 	}
-	w.str("requestState", r.RequestState)
+	if r.RequestState != "" || r.ForceRequestState {
+		w.key("requestState")
+		w.buf = appendJSONString(w.buf, r.RequestState)
+	}
 	return w.finish(), nil
 }
 

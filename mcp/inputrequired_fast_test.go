@@ -24,12 +24,20 @@ var inputRequiredTaken = []string{
 	`{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"unknown":[1,2,{"x":null}]}`,
 	`{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"properties":{"q":{"type":"string","TITLE":"folded"}}}}}}}`,
 	`{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{"message":"\u00e9t\u00e9 <b>","requestedSchema":{"type":"object","properties":{"q":{"type":"string","description":"say \"hi\""}},"required":[]}}}}}`,
+	// An empty requestState is a state: alone, it makes a valid result.
+	`{"resultType":"input_required","requestState":""}`,
+	`{"resultType":"input_required","inputRequests":{"region":` + formElicitation + `},"requestState":""}`,
+	`{"resultType":"input_required","requestState":"","requestState":null}`,
+	`{"resultType":"input_required","requestState":"x","requestState":""}`,
+	`{"resultType":"input_required","requestState":"","requestState":"x"}`,
 }
 
 // inputRequiredDeclined are results the fast decoder must leave to the
 // generic one, valid or not.
 var inputRequiredDeclined = []string{
 	`{"ResultType":"input_required","requestState":"folded key"}`,
+	`{"resultType":"input_required","RequestState":""}`,
+	`{"resultType":"input_required","requestState":null}`,
 	`{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"q":{"type":"string","minLength":1.5}}}}}}}`,
 	`{"resultType":"input_required","inputRequests":{}}`,
 	`{"resultType":"input_required","inputRequests":{"e":{"method":"elicitation/create"}}}`,
@@ -104,6 +112,9 @@ func TestInputRequiredResultEncoding(t *testing.T) {
 	n := 3
 	cases := []InputRequiredResult{
 		{RequestState: "only"},
+		{ForceRequestState: true},
+		{RequestState: "s", ForceRequestState: true},
+		{InputRequests: InputRequests{"c": &ListRootsRequest{}}, ForceRequestState: true},
 		{Result: Result{Meta: &ResultMetaObject{ServerInfo: &Implementation{Name: "s", Version: "1"}}},
 			InputRequests: InputRequests{"region": NewElicitFormRequest("Which <region>?", ElicitRequestedSchema{
 				Schema: "https://json-schema.org/draft/2020-12/schema",

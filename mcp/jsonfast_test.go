@@ -136,8 +136,46 @@ func refMarshal(v any) ([]byte, error) {
 		type plain ClientCapabilities
 		return json.Marshal((*plain)(v))
 	case *CallToolRequestParams:
+		if v == nil {
+			break
+		}
+		// An empty requestState is written when forced: encoding/json
+		// says "present and empty" with a *string.
 		type plain CallToolRequestParams
-		return json.Marshal((*plain)(v))
+		var state *string
+		if v.RequestState != "" || v.ForceRequestState {
+			state = &v.RequestState
+		}
+		return json.Marshal(struct {
+			*plain
+			RequestState *string `json:"requestState,omitempty"`
+		}{(*plain)(v), state})
+	case *GetPromptRequestParams:
+		if v == nil {
+			break
+		}
+		type plain GetPromptRequestParams
+		var state *string
+		if v.RequestState != "" || v.ForceRequestState {
+			state = &v.RequestState
+		}
+		return json.Marshal(struct {
+			*plain
+			RequestState *string `json:"requestState,omitempty"`
+		}{(*plain)(v), state})
+	case *ReadResourceRequestParams:
+		if v == nil {
+			break
+		}
+		type plain ReadResourceRequestParams
+		var state *string
+		if v.RequestState != "" || v.ForceRequestState {
+			state = &v.RequestState
+		}
+		return json.Marshal(struct {
+			*plain
+			RequestState *string `json:"requestState,omitempty"`
+		}{(*plain)(v), state})
 	}
 	return json.Marshal(v)
 }
@@ -207,6 +245,27 @@ func encodeCases() []any {
 		{Name: "x", Arguments: json.RawMessage("{bad")},
 		{Name: "x", InputResponses: InputResponses{"k": json.RawMessage("{")}},
 		{Name: "x", InputResponses: InputResponses{}},
+		{Name: "x", ForceRequestState: true},
+		{Name: "x", RequestState: tricky, ForceRequestState: true},
+		{Name: "x", Arguments: json.RawMessage("{bad"), ForceRequestState: true},
+		nil,
+	}
+	prompts := []*GetPromptRequestParams{
+		{},
+		{Meta: &RequestMetaObject{ProtocolVersion: Version20260728, ClientCapabilities: caps[2]}, Name: tricky,
+			Arguments:      map[string]string{tricky: tricky, "b": "", "a": "<&>", "ÿ": " "},
+			InputResponses: InputResponses{"k": json.RawMessage(` {"action" : "accept"} `)}, RequestState: tricky},
+		{Name: "p", Arguments: map[string]string{}, ForceRequestState: true},
+		{Name: "p", InputResponses: InputResponses{"k": json.RawMessage("{")}},
+		{Meta: &RequestMetaObject{ClientCapabilities: caps[4]}, Name: "bad meta"},
+		nil,
+	}
+	reads := []*ReadResourceRequestParams{
+		{},
+		{Meta: &RequestMetaObject{ProtocolVersion: Version20260728}, URI: "file:///" + tricky, InputResponses: InputResponses{"a": nil}, RequestState: "s"},
+		{URI: "u", ForceRequestState: true},
+		{URI: "u", RequestState: "s", ForceRequestState: true},
+		{URI: "u", InputResponses: InputResponses{"k": json.RawMessage("{")}, ForceRequestState: true},
 		nil,
 	}
 	results := []*CallToolResult{
@@ -243,6 +302,12 @@ func encodeCases() []any {
 	out = append(out, info, &Implementation{}, (*Implementation)(nil), meta, &ResultMetaObject{}, (*ResultMetaObject)(nil),
 		&ResultMetaObject{SubscriptionID: rawID, Extra: many}, &ResultMetaObject{Extra: MetaExtra{"x": json.RawMessage("{")}})
 	for _, p := range params {
+		out = append(out, p)
+	}
+	for _, p := range prompts {
+		out = append(out, p)
+	}
+	for _, p := range reads {
 		out = append(out, p)
 	}
 	for _, c := range texts {

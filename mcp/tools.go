@@ -67,16 +67,35 @@ type CallToolRequestParams struct {
 	// InputResponses answer the inputRequests of the previous round.
 	InputResponses InputResponses `json:"inputResponses,omitempty"`
 	// RequestState echoes the previous round's requestState, byte for byte.
+	// An empty one is sent only with ForceRequestState.
 	RequestState string `json:"requestState,omitempty"`
+	// ForceRequestState makes an empty RequestState present:
+	// "requestState":"" is a state, not none. Decoding sets it exactly when
+	// the member is present and empty. Read the state with
+	// LookupRequestState to tell the two apart.
+	ForceRequestState bool `json:"-"`
 }
 
 // RequestMeta returns the params' _meta, allocating it if needed.
 func (p *CallToolRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
 
 // Continuation returns pointers to the params' inputResponses and
-// requestState; see [InputResponseParams].
+// requestState; see [InputResponseParams]. The *string cannot say that an
+// empty state is present: use LookupRequestState and SetRequestState.
 func (p *CallToolRequestParams) Continuation() (*InputResponses, *string) {
 	return &p.InputResponses, &p.RequestState
+}
+
+// LookupRequestState returns the requestState and whether it is present;
+// see [RequestStateParams].
+func (p *CallToolRequestParams) LookupRequestState() (string, bool) {
+	return lookupState(p.RequestState, p.ForceRequestState)
+}
+
+// SetRequestState sets or removes the requestState; see
+// [RequestStateParams].
+func (p *CallToolRequestParams) SetRequestState(state string, present bool) {
+	setState(&p.RequestState, &p.ForceRequestState, state, present)
 }
 
 // DecodeArguments decodes the arguments into v with encoding/json. Absent

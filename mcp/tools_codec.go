@@ -32,6 +32,7 @@ func (p *CallToolRequestParams) UnmarshalJSON(data []byte) error {
 	}
 	a := newArena(data)
 	it := newObjectIter(data)
+	stated := false // the last requestState member holds a string (not null)
 	for it.Next() {
 		var err error
 		switch string(it.Key) {
@@ -50,11 +51,13 @@ func (p *CallToolRequestParams) UnmarshalJSON(data []byte) error {
 			p.InputResponses, err = decodeInputResponses(it.Val)
 		case "requestState":
 			p.RequestState, err = a.str(it.Val)
+			stated = it.Val[0] == '"'
 		}
 		if err != nil {
 			return fmt.Errorf("mcp: tools/call params %q: %w", it.Key, err)
 		}
 	}
+	p.ForceRequestState = stated && p.RequestState == ""
 	return it.Err
 }
 
@@ -65,10 +68,18 @@ func (p CallToolRequestParams) MarshalJSON() ([]byte, error) {
 	b, err := p.appendJSON((*bp)[:0])
 	if err != nil {
 		encBufPool.Put(bp)
-		type plain CallToolRequestParams
-		return json.Marshal(plain(p))
+		return p.marshalGeneric()
 	}
 	return finishEncBuf(bp, b), nil
+}
+
+// marshalGeneric is the reference encoding, through encoding/json.
+func (p CallToolRequestParams) marshalGeneric() ([]byte, error) {
+	type plain CallToolRequestParams
+	return json.Marshal(struct {
+		plain
+		RequestState *string `json:"requestState,omitempty"`
+	}{plain(p), stateRef(p.RequestState, p.ForceRequestState)})
 }
 
 // appendJSON appends p as json.Marshal encodes the struct.
@@ -99,7 +110,7 @@ func (p *CallToolRequestParams) appendJSON(dst []byte) ([]byte, error) {
 			return dst, err
 		}
 	}
-	if p.RequestState != "" {
+	if p.RequestState != "" || p.ForceRequestState {
 		dst = append(dst, `,"requestState":`...)
 		dst = appendJSONString(dst, p.RequestState)
 	}

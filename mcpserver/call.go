@@ -26,6 +26,7 @@ type Call struct {
 	auth      *auth.Info
 	responses mcp.InputResponses
 	state     string
+	stated    bool             // a state was present, perhaps empty
 	answers   []questionAnswer // in the order they were settled
 	owner     string           // "tool \"x\"", for messages
 
@@ -81,6 +82,13 @@ func (c *Call) InputResponses() mcp.InputResponses { return c.responses }
 // registration that declares questions it is "": the SDK keeps its own
 // state.
 func (c *Call) RequestState() string { return c.state }
+
+// LookupRequestState returns the plaintext requestState the previous round
+// returned and whether there was one: a function that returned an empty
+// state (mcp.InputRequiredResult.ForceRequestState) gets it back as
+// present, which RequestState cannot tell from a first round. For a
+// registration that declares questions it reports none.
+func (c *Call) LookupRequestState() (string, bool) { return c.state, c.stated }
 
 // ResourceURI returns the URI a resources/read asks for: what a resource
 // template's function reads when its variables are not enough. It is ""

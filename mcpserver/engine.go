@@ -69,13 +69,14 @@ func askerFor(c *Call) asker {
 // the body the retry's answers and plaintext state (the hand-built form);
 // with questions it resolves them, and returns an InputRequiredResult
 // when the client must answer first.
-func prepare[In any](ctx context.Context, c *Call, pl *plan, in In, p mcp.InputResponseParams) (*mcp.InputRequiredResult, error) {
-	responses, state := p.Continuation()
+func prepare[In any](ctx context.Context, c *Call, pl *plan, in In, p mcp.RequestStateParams) (*mcp.InputRequiredResult, error) {
+	responses, _ := p.Continuation()
+	state, present := p.LookupRequestState()
 	if pl == nil {
-		c.responses, c.state = *responses, *state
+		c.responses, c.state, c.stated = *responses, state, present
 		return nil, nil
 	}
-	return pl.resolve(ctx, c, in, *responses, *state, askerFor(c))
+	return pl.resolve(ctx, c, in, *responses, state, askerFor(c))
 }
 
 // maxEngineRounds bounds the rounds one request may run with a

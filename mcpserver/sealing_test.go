@@ -3,8 +3,11 @@ package mcpserver_test
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
@@ -115,4 +118,76 @@ func TestSealingLogsReason(t *testing.T) {
 	_, _, err := sess.Continue(context.Background(), &other, nil)
 	wantRPCError(t, err, jsonrpc.CodeInvalidParams, "Invalid or expired requestState")
 	wantContains(t, "log", logs.String(), "rejected requestState", "bound to another request")
+}
+
+// testClock is a clock that moves only when told to.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// TestSealingTTLPerRound (S32): a tool with three dependent questions
+// re-seals its state every round, so each answer may take just under the
+// TTL, the flow as long as it likes; a round that takes the whole TTL is
+// refused with the fixed error.
+func TestSealingTTLPerRound(t *testing.T) {
+	const ttl = time.Minute
+	type envField struct {
+		Env string `json:"env"`
+	}
+	region := regionQuestion()
+	env := mcpserver.Elicit[envField]("env", func(a dbArgs, c *mcpserver.Call) string {
+		return "Which environment is " + a.Name + " in " + region.Get(c).Region + " for?"
+	}, region)
+	confirm := mcpserver.Elicit[yesNo]("confirm", func(a dbArgs, c *mcpserver.Call) string {
+		return fmt.Sprintf("Create %s in %s for %s?", a.Name, region.Get(c).Region, env.Get(c).Env)
+	}, env)
+	answers := []mcp.InputResponses{
+		responses(t, map[string]mcp.InputResponse{"region": accept(map[string]any{"region": "eu"})}),
+		responses(t, map[string]mcp.InputResponse{"env": accept(map[string]any{"env": "prod"})}),
+		responses(t, map[string]mcp.InputResponse{"confirm": accept(map[string]any{"ok": true})}),
+	}
+	for slow := 0; slow <= 3; slow++ { // the round that takes the whole TTL; 0: none
+		t.Run(fmt.Sprintf("slow round %d", slow), func(t *testing.T) {
+			clk := &testClock{now: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
+			s, logs := newServer(t, &mcpserver.Options{RequestState: &requeststate.Policy{Keys: sharedKeys(), TTL: ttl, Now: clk.Now}})
+			mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "provision"}, func(ctx context.Context, c *mcpserver.Call, a dbArgs) (string, error) {
+				return fmt.Sprintf("%s %s %s %v", a.Name, region.Get(c).Region, env.Get(c).Env, confirm.Get(c).OK), nil
+			}, confirm))
+			sess := connect(t, s, manual)
+			start := clk.Now()
+			p := begin(t, sess, provisionCall(t, "orders"))
+			for round := 1; round <= 3; round++ {
+				wantKeys(t, p.InputRequests, []string{"region", "env", "confirm"}[round-1])
+				if round == slow {
+					clk.Advance(ttl)
+					_, _, err := sess.Continue(context.Background(), p, answers[round-1])
+					wantRPCError(t, err, jsonrpc.CodeInvalidParams, "Invalid or expired requestState")
+					wantContains(t, "log", logs.String(), "rejected requestState", "reason=expired")
+					return
+				}
+				clk.Advance(ttl - time.Millisecond)
+				if round == 3 {
+					wantText(t, finish(t, sess, p, answers[2]), false, "orders eu prod true")
+					break
+				}
+				p = again(t, sess, p, answers[round-1])
+			}
+			if took := clk.Now().Sub(start); took <= 2*ttl {
+				t.Fatalf("the flow took %v; the test means one far longer than the TTL (%v)", took, ttl)
+			}
+		})
+	}
 }

@@ -503,3 +503,26 @@ func TestToolHandBuiltOutcomeTypes(t *testing.T) {
 		t.Errorf("the handler's value was written into: requestState %q", ask.RequestState)
 	}
 }
+
+// A hand-built tool may return an empty state: it is sealed, and the
+// retry's Call reports it present, which RequestState alone cannot.
+func TestToolHandBuiltEmptyState(t *testing.T) {
+	s, _ := newServer(t, nil)
+	mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "empty"}, func(ctx context.Context, c *mcpserver.Call, a struct{}) (mcp.CallToolOutcome, error) {
+		state, present := c.LookupRequestState()
+		if !present {
+			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"ok": mcp.NewListRootsRequest()}, ForceRequestState: true}, nil
+		}
+		return mcp.TextResult(fmt.Sprintf("state=%q present=%v", state, present)), nil
+	}))
+	sess := connect(t, s, &client.Options{ListRoots: func(ctx context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil }})
+	call, err := client.ToolCall("empty", nil)
+	mustOK(t, err)
+	p := begin(t, sess, call)
+	if st, ok := p.LookupRequestState(); !ok || st == "" {
+		t.Fatalf("the empty plaintext went out as %q (present %v), not sealed", st, ok)
+	}
+	res, err := sess.CallTool(context.Background(), "empty", nil)
+	mustOK(t, err)
+	wantText(t, res, false, `state="" present=true`)
+}

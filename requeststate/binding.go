@@ -15,7 +15,7 @@ var errNotCarrier = errors.New("requeststate: not a tools/call, prompts/get or r
 // requestState, or nil. The method and the params type must agree: a
 // middleware that rewrote one without the other gets no protection it did
 // not ask for.
-func carrierParams(method string, params any) mcp.InputResponseParams {
+func carrierParams(method string, params any) mcp.RequestStateParams {
 	switch p := params.(type) {
 	case *mcp.CallToolRequestParams:
 		if method == mcp.MethodCallTool {

@@ -88,11 +88,12 @@ func internalError() error {
 
 // Wrap is the boundary as a [server.Middleware]: s.Use(b.Wrap).
 //
-// On tools/call, prompts/get and resources/read it verifies a non-empty
-// inbound requestState and replaces it with the plaintext before next runs,
-// whether or not the handler ever issues state; answers in inputResponses
-// to questions the sealed round did not ask are dropped. An input_required
-// result with a requestState is returned as a copy with the state sealed.
+// On tools/call, prompts/get and resources/read it verifies every inbound
+// requestState, an empty one included, and replaces it with the plaintext
+// before next runs, whether or not the handler ever issues state; answers
+// in inputResponses to questions the sealed round did not ask are dropped.
+// An input_required result with a requestState (an empty plaintext
+// included, when present) is returned as a copy with the state sealed.
 // Other methods pass through untouched.
 func (b *Boundary) Wrap(next server.Handler) server.Handler {
 	return func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
@@ -101,13 +102,15 @@ func (b *Boundary) Wrap(next server.Handler) server.Handler {
 			return next(ctx, req)
 		}
 		var id identity
-		responses, state := p.Continuation()
-		if *state != "" {
-			v, err := b.open(ctx, req, *state, &id)
+		// Present is what counts, not empty: "requestState":"" is a state
+		// like any other, and no token is empty, so it is refused here.
+		if token, present := p.LookupRequestState(); present {
+			v, err := b.open(ctx, req, token, &id)
 			if err != nil {
 				return nil, err
 			}
-			*state = string(v.cl.state)
+			p.SetRequestState(string(v.cl.state), true)
+			responses, _ := p.Continuation()
 			v.dropUnasked(responses)
 			ctx = context.WithValue(ctx, verifiedKey{}, v)
 		}
@@ -116,7 +119,10 @@ func (b *Boundary) Wrap(next server.Handler) server.Handler {
 			return res, err
 		}
 		ir, ok := res.(*mcp.InputRequiredResult)
-		if !ok || ir.RequestState == "" {
+		if !ok {
+			return res, nil
+		}
+		if _, present := ir.LookupRequestState(); !present {
 			return res, nil
 		}
 		token, err := b.seal(ctx, req, ir, &id)
@@ -135,7 +141,7 @@ func (b *Boundary) Wrap(next server.Handler) server.Handler {
 			return nil, internalError()
 		}
 		sealed := *ir // the handler may share its value; never write into it
-		sealed.RequestState = token
+		sealed.SetRequestState(token, true)
 		return &sealed, nil
 	}
 }

@@ -17,10 +17,11 @@
 //
 // The boundary is server middleware. On the way out, it seals the
 // requestState of every input_required result into an opaque, encrypted
-// token. On the way in, it verifies every non-empty requestState on the
-// three carrier methods (also for handlers that never issue state) and
-// hands the handler its plaintext. Handlers write and read plaintext and
-// never see a token.
+// token. On the way in, it verifies every requestState on the three
+// carrier methods (also for handlers that never issue state, and also an
+// empty one: "requestState":"" is a state, which no token is) and hands
+// the handler its plaintext. Handlers write and read plaintext and never
+// see a token.
 //
 // Each token carries claims the boundary checks on every echo:
 //

@@ -42,7 +42,8 @@
 // to fulfil (an elicitation, a sampling, the roots) and a requestState. The
 // client answers and repeats the call; the handler finds the answers in
 // the params' InputResponses (decode one with Elicit, Sample or Roots, as
-// what was asked) and its state in RequestState. A handler must handle
+// what was asked) and its state in RequestState (LookupRequestState tells
+// an empty state, which is a state, from none). A handler must handle
 // every answer a client can give: none yet (ask), declined or cancelled
 // (stop with an error result; asking again would loop until the client's
 // round limit), and accepted (decode the content with a validating

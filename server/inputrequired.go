@@ -47,7 +47,7 @@ func (s *Server) checkInputRequired(req *Request, ir *mcp.InputRequiredResult) e
 // client would retry, until the handler returns its final result or the
 // round limit is reached.
 func (s *Server) bridge(ctx context.Context, chain Handler, req *Request, ir *mcp.InputRequiredResult) (mcp.AnyResult, error) {
-	p, ok := req.Params.(mcp.InputResponseParams)
+	p, ok := req.Params.(mcp.RequestStateParams)
 	if !ok {
 		s.log.Error("server: InputRequiredResult from a method that cannot carry it", "method", req.Method)
 		return nil, internalError()
@@ -74,8 +74,9 @@ func (s *Server) bridge(ctx context.Context, chain Handler, req *Request, ir *mc
 		if err != nil {
 			return nil, err
 		}
-		responses, state := p.Continuation()
-		*responses, *state = answers, ir.RequestState
+		responses, _ := p.Continuation()
+		*responses = answers
+		p.SetRequestState(ir.LookupRequestState()) // an empty state too
 		res, err := chain(ctx, req)
 		if err != nil {
 			return nil, s.wireError(req, err)

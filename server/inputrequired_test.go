@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -240,5 +241,52 @@ func TestNonStringRequestState(t *testing.T) {
 	}
 	if n := ran.Load(); n != 3 {
 		t.Errorf("handlers ran %d times, want 3 (the null states)", n)
+	}
+}
+
+// "requestState":"" is a state: without a boundary the low-level server
+// hands it to the handler as present (and null, or no member, as none), on
+// every carrier; a handler may return an empty state, alone, and it goes
+// out as "requestState":"".
+func TestEmptyRequestStateIsPresent(t *testing.T) {
+	report := func(p mcp.RequestStateParams) string {
+		s, ok := p.LookupRequestState()
+		return fmt.Sprintf("state=%q present=%v", s, ok)
+	}
+	s := server.New(mcp.Implementation{Name: "states", Version: "1"}, nil)
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.Name == "wait" {
+			return &mcp.InputRequiredResult{ForceRequestState: true}, nil
+		}
+		return mcp.TextResult(report(p)), nil
+	})
+	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
+		return &mcp.GetPromptResult{Description: report(p)}, nil
+	})
+	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
+		return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{URI: p.URI, Text: report(p)}}}, nil
+	})
+	rc := dial(t, s)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, call := range []struct{ method, target string }{
+		{mcp.MethodCallTool, `"name":"x"`},
+		{mcp.MethodGetPrompt, `"name":"x"`},
+		{mcp.MethodReadResource, `"uri":"file:///x"`},
+	} {
+		for _, c := range []struct{ member, want string }{
+			{`,"requestState":""`, `state=\"\" present=true`},
+			{``, `state=\"\" present=false`},
+			{`,"requestState":null`, `state=\"\" present=false`},
+			{`,"requestState":"s"`, `state=\"s\" present=true`},
+		} {
+			res, err := rc.call(t, call.method, json.RawMessage(`{`+meta+`,`+call.target+c.member+`}`))
+			if err != nil || !strings.Contains(string(res), c.want) {
+				t.Errorf("%s with params member %q: %s, %v; want %s", call.method, c.member, res, err, c.want)
+			}
+		}
+	}
+	res, err := rc.call(t, mcp.MethodCallTool, json.RawMessage(`{`+meta+`,"name":"wait"}`))
+	if err != nil || !strings.HasSuffix(string(res), `,"resultType":"input_required","requestState":""}`) {
+		t.Errorf("a handler's empty state alone: %s, %v", res, err)
 	}
 }

@@ -223,6 +223,19 @@ func bridgedServer(opts *server.Options, calls *atomic.Int32) *server.Server {
 		if p.Name == "forever" {
 			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"q": &mcp.ListRootsRequest{}}}, nil
 		}
+		if p.Name == "empty" {
+			// An empty state is a state: it comes back present, and a
+			// round without state takes it away again.
+			switch state, present := p.LookupRequestState(); {
+			case present && state == "" && p.InputResponses.Has("first"):
+				return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"second": &mcp.ListRootsRequest{}}}, nil
+			case !present && p.InputResponses.Has("second"):
+				return mcp.TextResult("done, the empty state came back"), nil
+			case !present && len(p.InputResponses) == 0:
+				return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"first": &mcp.ListRootsRequest{}}, ForceRequestState: true}, nil
+			}
+			return nil, server.InvalidParams("Invalid params: state %q present %v", p.RequestState, p.ForceRequestState)
+		}
 		switch p.RequestState {
 		case "":
 			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"region": &mcp.ListRootsRequest{}}, RequestState: "1"}, nil
@@ -252,6 +265,14 @@ func TestLegacyBridge(t *testing.T) {
 	}
 	if calls.Load() != 3 {
 		t.Errorf("handler ran %d times, want 3", calls.Load())
+	}
+
+	// An empty state goes round the bridge as present, and goes away with
+	// a round that has none.
+	calls.Store(0)
+	got, err = p.callTool(t, "empty")
+	if err != nil || got != "done, the empty state came back" || calls.Load() != 3 {
+		t.Fatalf("bridged call with an empty state = %q, %v after %d runs", got, err, calls.Load())
 	}
 
 	// The round limit: the first call and MaxRounds retries, then -32603.
