@@ -46,7 +46,9 @@ type GetPromptRequestParams struct {
 	Meta *RequestMetaObject `json:"_meta,omitempty"`
 	// Name is the prompt to render.
 	Name string `json:"name"`
-	// Arguments are the template's arguments.
+	// Arguments are the template's arguments. An argument sent as JSON
+	// null decodes as absent, not as "": the schema allows only strings,
+	// and a null cannot satisfy a required argument.
 	Arguments map[string]string `json:"arguments,omitempty"`
 	// InputResponses answer the inputRequests of the previous round.
 	InputResponses InputResponses `json:"inputResponses,omitempty"`

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -12,13 +13,52 @@ import (
 
 // UnmarshalJSON decodes p as encoding/json decodes the struct, and sets
 // ForceRequestState when the requestState it decoded is present and empty.
+// An argument whose value is null is left out of Arguments, where
+// encoding/json would store "" for it.
 func (p *GetPromptRequestParams) UnmarshalJSON(data []byte) error {
 	type plain GetPromptRequestParams
 	if err := json.Unmarshal(data, (*plain)(p)); err != nil {
 		return err
 	}
 	p.ForceRequestState = forceAfterDecode(data, p.RequestState, p.ForceRequestState)
+	if len(p.Arguments) > 0 && bytes.Contains(data, []byte("null")) {
+		dropNullArguments(data, p.Arguments)
+	}
 	return nil
+}
+
+// dropNullArguments deletes from args, which encoding/json has just
+// decoded from the object data, the arguments whose last value in data is
+// null. A null string argument means "not given": storing "" for it (as
+// encoding/json does in a map) would let it pass for a given argument,
+// and a required one would be satisfied by a value the client never sent.
+// Every member encoding/json read into the arguments map (its name equal
+// to "arguments" under case folding; later members merge into the same
+// map) is walked in order, so a later string for the same name wins, as
+// it does there.
+func dropNullArguments(data []byte, args map[string]string) {
+	var nulls map[string]bool
+	it := newObjectIter(data)
+	for it.Next() {
+		if it.Val[0] != '{' || !bytes.EqualFold(it.Key, []byte("arguments")) {
+			continue
+		}
+		inner := newObjectIter(it.Val)
+		for inner.Next() {
+			switch {
+			case inner.Val[0] == 'n':
+				if nulls == nil {
+					nulls = make(map[string]bool)
+				}
+				nulls[string(inner.Key)] = true
+			case nulls != nil:
+				delete(nulls, string(inner.Key))
+			}
+		}
+	}
+	for name := range nulls {
+		delete(args, name)
+	}
 }
 
 // MarshalJSON writes the params as their struct tags say, without

@@ -328,3 +328,34 @@ func TestPromptHandBuiltInputRequired(t *testing.T) {
 		t.Errorf("automatic loop: %q", got)
 	}
 }
+
+// A required argument sent as JSON null is refused as a missing one is,
+// before the body runs; an optional one sent as null is absent ("").
+func TestPromptNullArgumentIsMissing(t *testing.T) {
+	s, _ := newServer(t, nil)
+	ran := 0
+	mustOK(t, mcpserver.AddPrompt(s, &mcp.Prompt{Name: "write"},
+		func(ctx context.Context, c *mcpserver.Call, a writeArgs) (*mcp.GetPromptResult, error) {
+			ran++
+			return userSays(fmt.Sprintf("topic=%q audience=%q", a.Topic, a.Audience)), nil
+		}))
+	declared := []mcp.PromptArgument{{Name: "lang", Required: true}}
+	mustOK(t, mcpserver.AddPrompt(s, &mcp.Prompt{Name: "review", Arguments: declared},
+		func(ctx context.Context, c *mcpserver.Call, a map[string]string) (*mcp.GetPromptResult, error) {
+			ran++
+			_, has := a["lang"]
+			return userSays(fmt.Sprint("has lang: ", has)), nil
+		}))
+	_, err := rawRequest(t, s, mcp.MethodGetPrompt, map[string]any{"name": "write", "arguments": map[string]any{"topic": nil, "Plain": "p"}})
+	wantRPCError(t, err, jsonrpc.CodeInvalidParams, `Invalid params: prompt "write" needs the argument "topic"`)
+	_, err = rawRequest(t, s, mcp.MethodGetPrompt, map[string]any{"name": "review", "arguments": map[string]any{"lang": nil}})
+	wantRPCError(t, err, jsonrpc.CodeInvalidParams, `Invalid params: prompt "review" needs the argument "lang"`)
+	if ran != 0 {
+		t.Fatalf("the body ran %d times on a null required argument", ran)
+	}
+	res, err := rawRequest(t, s, mcp.MethodGetPrompt, map[string]any{"name": "write", "arguments": map[string]any{"topic": "go", "audience": nil, "Plain": "p"}})
+	mustOK(t, err)
+	if got := promptText(t, res.(*mcp.GetPromptResult)); got != `topic="go" audience=""` {
+		t.Errorf("text = %s", got)
+	}
+}
