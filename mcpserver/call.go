@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/mcp"
@@ -29,6 +30,8 @@ type Call struct {
 	stated    bool             // a state was present, perhaps empty
 	answers   []questionAnswer // in the order they were settled
 	owner     string           // "tool \"x\"", for messages
+	log       *slog.Logger     // the server's
+	rendering *question        // the question whose message is being rendered
 
 	// answersBuf holds the answers of a registration with few questions,
 	// so that they cost no allocation of their own.
@@ -58,8 +61,8 @@ type answer struct {
 	value  any              // the typed value; nil unless accepted
 }
 
-func newCall(ctx context.Context, req *server.Request, owner string) *Call {
-	return &Call{Request: req, auth: auth.InfoFrom(ctx), owner: owner}
+func (s *Server) newCall(ctx context.Context, req *server.Request, owner string) *Call {
+	return &Call{Request: req, auth: auth.InfoFrom(ctx), owner: owner, log: s.log}
 }
 
 // Auth returns the validated identity of the caller, or nil when the

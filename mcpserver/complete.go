@@ -68,11 +68,11 @@ func (s *Server) complete(ctx context.Context, req *server.Request, p *mcp.Compl
 		resolved = p.Context.Arguments
 	}
 	owner := fmt.Sprintf("completion of %q in %s %q", k.arg, k.kind, k.name)
-	c := newCall(ctx, req, owner)
+	c := s.newCall(ctx, req, owner)
 	var values []string
 	err := s.guard(ctx, owner, func() (err error) { values, err = f(ctx, c, p.Argument.Value, resolved); return })
 	if err != nil {
-		return nil, err
+		return nil, requestError(err)
 	}
 	res.Completion.Total = len(values)
 	if len(values) > maxCompletions {

@@ -115,13 +115,15 @@ func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.Input
 				continue
 			}
 			var rendered mcp.InputRequest
+			c.rendering = q
 			err := guardErr(func() (err error) { rendered, err = q.render(in, c); return })
+			c.rendering = nil
 			if err != nil {
-				return nil, renderError(p.owner, q.key, err)
+				return nil, renderError(ctx, c, p.owner, q.key, err)
 			}
 			digest, err := requeststate.QuestionDigest(rendered)
 			if err != nil {
-				return nil, renderError(p.owner, q.key, err)
+				return nil, renderError(ctx, c, p.owner, q.key, err)
 			}
 			if rec := recorded[q.key]; rec != nil && rec.Q == digest {
 				if ans, ok := q.restore(rec); ok {
@@ -237,7 +239,21 @@ func (p *plan) gate(c *Call, pending mcp.InputRequests) error {
 	return e
 }
 
-func renderError(owner, key string, err error) error {
+// renderError reports a question whose message could not be rendered: a
+// protocol error the message function returned stays one; a message that
+// reads a question it does not depend on is an *undeclaredError, logged
+// here; anything else is an internal error.
+func renderError(ctx context.Context, c *Call, owner, key string, err error) error {
+	if u := asUndeclared(err); u != nil {
+		var stack []byte
+		if pe, ok := err.(*panicError); ok {
+			stack = pe.stack
+		}
+		if c.log != nil {
+			logUndeclared(ctx, c.log, u, stack)
+		}
+		return u
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		return err

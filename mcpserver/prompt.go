@@ -80,7 +80,7 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 		}
 		v := args.decode(gp.Arguments)
 		in := v.Interface().(In)
-		c := newCall(ctx, req, owner)
+		c := s.newCall(ctx, req, owner)
 		if ir, err := prepare(ctx, c, pl, in, gp); err != nil {
 			return nil, requestQuestionError(err)
 		} else if ir != nil {
@@ -89,7 +89,7 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 		var out Out
 		err := s.guard(ctx, owner, func() (err error) { out, err = h(ctx, c, in); return })
 		if err != nil {
-			return nil, err
+			return nil, requestError(err)
 		}
 		return promptOutcome(owner, any(out))
 	}
@@ -114,11 +114,23 @@ func promptOutcome(owner string, out any) (mcp.GetPromptOutcome, error) {
 
 // requestQuestionError reports a question that ended a prompts/get or
 // resources/read, which have no isError result: an invalid-params error
-// that names the question.
+// that names the question (or, for a message that reads a question it does
+// not depend on, requestError's internal error).
 func requestQuestionError(err error) error {
 	var qe *QuestionError
 	if errors.As(err, &qe) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + qe.Error()}
+	}
+	return requestError(err)
+}
+
+// requestError is what a prompt, resource template or completion function's
+// error becomes: a question it read without declaring it is an internal
+// error saying so (those results have no isError); any other error goes
+// to the protocol as it is.
+func requestError(err error) error {
+	if u := asUndeclared(err); u != nil {
+		return undeclaredRPCError(u)
 	}
 	return err
 }

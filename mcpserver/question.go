@@ -1,11 +1,15 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
+		"strings"
 
+	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -21,6 +25,13 @@ import (
 // may use their answers. Questions that do not depend on each other are
 // asked together, in one round. A question can only depend on questions
 // made before it, so dependencies never form a cycle.
+//
+// Declaring a question declares what it depends on: the registration asks
+// them too, and its function may read them. A function or a message that
+// reads a question neither declared nor depended on does not get a zero
+// value: the call ends with an answer naming the question (an isError
+// result from a tool, -32603 from a prompt or resource template) and the
+// server logs where it was read.
 type Dependency interface {
 	// Key is the question's key in inputRequests and inputResponses: the
 	// name its author gave it, the same on every instance of the server.
@@ -147,19 +158,96 @@ func newPlan(owner string, in reflect.Type, deps []Dependency) (*plan, error) {
 	return p, nil
 }
 
-// answerOf returns q's answer in c, or panics: reading a question the
-// registration did not declare is a programming error, and the server
-// turns the panic into an internal error.
+// answerOf returns q's answer in c. Reading a question the registration
+// did not declare is a programming error, and the function reading it
+// must not carry on with a zero value (a region of "", a confirmation of
+// false) as if the person had answered: answerOf unwinds the function
+// with an *undeclaredError, which the server logs with its stack and
+// answers with a message naming the question and what to change (see
+// Server.guard and plan.resolve). Nothing else of the panic reaches the
+// client, and the server keeps serving.
 func answerOf(c *Call, q *question) *answer {
 	if c == nil {
-		panic(fmt.Sprintf("mcpserver: question %q read without a call", q.key))
+		panic(&undeclaredError{key: q.key})
 	}
 	a := c.answerFor(q)
 	if a == nil {
-		panic(fmt.Sprintf("mcpserver: question %q is not answered in this call: %s does not declare it, "+
-			"or a question's message reads it without depending on it", q.key, c.owner))
+		u := &undeclaredError{owner: c.owner, key: q.key}
+		if c.rendering != nil {
+			u.reader = c.rendering.key
+		}
+		panic(u)
 	}
 	return a
+}
+
+// undeclaredError is a function reading a question its registration does
+// not declare: a tool's body, a question's message reading a question it
+// does not depend on, or a function that cannot ask at all (a completion).
+// A tool answers it with an isError result, a prompt or resource template
+// with -32603; both carry the message, which names the question and says
+// how to declare it.
+type undeclaredError struct {
+	owner  string // the registration, as Call.owner names it; "" for a nil Call
+	key    string // the question read
+	reader string // the question whose message read it; "" for the function
+}
+
+func (u *undeclaredError) Error() string {
+	switch {
+	case u.owner == "":
+		return fmt.Sprintf("question %q was read with a nil *mcpserver.Call: pass the Call the function received", u.key)
+	case u.reader != "":
+		return fmt.Sprintf("the message of question %q of %s reads question %q without depending on it: "+
+			"pass %q among the after arguments of the constructor of %q", u.reader, u.owner, u.key, u.key, u.reader)
+	}
+	switch register := registerFunc(u.owner); register {
+	case "":
+		return fmt.Sprintf("%s reads question %q, but it cannot ask questions: only tools, prompts and resource templates declare them",
+			u.owner, u.key)
+	default:
+		return fmt.Sprintf("%s reads question %q, which it does not declare: pass the question to %s "+
+			"(or to the after arguments of a question it declares)", u.owner, u.key, register)
+	}
+}
+
+// registerFunc names the function that registers what owner names.
+func registerFunc(owner string) string {
+	for _, r := range [...]struct{ prefix, fn string }{
+		{"tool ", "AddTool"}, {"prompt ", "AddPrompt"}, {"resource template ", "AddResourceTemplate"},
+	} {
+		if strings.HasPrefix(owner, r.prefix) {
+			return r.fn
+		}
+	}
+	return ""
+}
+
+// asUndeclared returns the *undeclaredError that err is, or that a
+// recovered panic in err carries; nil for any other error.
+func asUndeclared(err error) *undeclaredError {
+	if pe, ok := err.(*panicError); ok {
+		u, _ := pe.value.(*undeclaredError)
+		return u
+	}
+	var u *undeclaredError
+	errors.As(err, &u)
+	return u
+}
+
+// logUndeclared logs an undeclared read, with the stack of the function
+// that made it, for the developer who must fix it.
+func logUndeclared(ctx context.Context, log *slog.Logger, u *undeclaredError, stack []byte) {
+	log.LogAttrs(ctx, slog.LevelError, "mcpserver: a question was read that is not declared",
+		slog.String("owner", u.owner), slog.String("question", u.key), slog.String("error", u.Error()),
+		slog.String("stack", string(stack)))
+}
+
+// undeclaredRPCError is how a prompt or a resource template, which have
+// no isError result, report an undeclared read: an internal error (the
+// client did nothing wrong) whose message says what to fix.
+func undeclaredRPCError(u *undeclaredError) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + u.Error()}
 }
 
 // QuestionError ends a call whose question could not be answered: the

@@ -931,28 +931,99 @@ func TestToolHandBuiltInputRequired(t *testing.T) {
 }
 
 // Reading a question the registration did not declare is a programming
-// error: an internal error, and the server keeps serving.
+// error. The function does not carry on with a zero answer; the client
+// gets an answer that names the question and says how to declare it (an
+// isError result from a tool, -32603 from a prompt or template), the log
+// gets the stack, and the server keeps serving.
 func TestQuestionReadUndeclared(t *testing.T) {
 	declared := regionQuestion()
 	undeclared := mcpserver.Elicit[yesNo]("other", func(dbArgs, *mcpserver.Call) string { return "?" })
 	// sneaky's message reads declared without depending on it.
 	sneaky := mcpserver.Elicit[yesNo]("sneaky", func(a dbArgs, c *mcpserver.Call) string { return declared.Get(c).Region })
+	anyArgs := mcpserver.Elicit[yesNo]("other", func(any, *mcpserver.Call) string { return "?" })
 	s, logs := newServer(t, nil)
+	carriedOn := new(counter)
 	mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "reads-other"}, func(ctx context.Context, c *mcpserver.Call, a dbArgs) (string, error) {
-		return fmt.Sprint(undeclared.Get(c).OK), nil
+		ok := undeclared.Get(c).OK
+		carriedOn.add("tool")
+		return fmt.Sprint(ok), nil
 	}, declared))
 	mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "sneaky"}, func(ctx context.Context, c *mcpserver.Call, a dbArgs) (string, error) {
 		return "ran", nil
 	}, sneaky))
+	mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "nil-call"}, func(ctx context.Context, c *mcpserver.Call, a dbArgs) (string, error) {
+		return declared.Get(nil).Region, nil
+	}, declared))
+	mustOK(t, mcpserver.AddPrompt(s, &mcp.Prompt{Name: "reads-other"}, func(ctx context.Context, c *mcpserver.Call, a map[string]string) (*mcp.GetPromptResult, error) {
+		ok := anyArgs.Outcome(c).Accepted()
+		carriedOn.add("prompt")
+		return userSays(fmt.Sprint(ok)), nil
+	}))
+	mustOK(t, mcpserver.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "db://{name}", Name: "db"},
+		func(ctx context.Context, c *mcpserver.Call, a map[string]string) (*mcp.ReadResourceResult, error) {
+			ok := anyArgs.Get(c).OK
+			carriedOn.add("template")
+			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{URI: "db://x", Text: fmt.Sprint(ok)}}}, nil
+		}))
+	s.CompleteTemplateVariable("db://{name}", "name", func(ctx context.Context, c *mcpserver.Call, value string, _ map[string]string) ([]string, error) {
+		return []string{fmt.Sprint(anyArgs.Get(c).OK)}, nil
+	})
 	addGreet(t, s)
 	el := &elicitor{answer: func(string) *mcp.ElicitResult { return accept(map[string]any{"region": "eu"}) }}
 	sess := connect(t, s, &client.Options{Elicit: el.elicit})
-	_, err := sess.CallTool(context.Background(), "reads-other", map[string]any{"name": "x"})
-	wantRPCError(t, err, jsonrpc.CodeInternalError, "Internal error")
-	wantContains(t, "log", logs.String(), `question \"other\" is not answered in this call`)
-	_, err = sess.CallTool(context.Background(), "sneaky", map[string]any{"name": "x"})
-	wantRPCError(t, err, jsonrpc.CodeInternalError, "Internal error")
-	res, err := sess.CallTool(context.Background(), "greet", map[string]any{"name": "Ada"})
+	ctx := context.Background()
+
+	res, err := sess.CallTool(ctx, "reads-other", map[string]any{"name": "x"})
+	mustOK(t, err)
+	wantText(t, res, true, `tool "reads-other" reads question "other", which it does not declare: pass the question to AddTool `+
+		`(or to the after arguments of a question it declares)`)
+	wantContains(t, "log", logs.String(), "a question was read that is not declared", `question=other`, "questions_test.go")
+
+	res, err = sess.CallTool(ctx, "sneaky", map[string]any{"name": "x"})
+	mustOK(t, err)
+	wantText(t, res, true, `the message of question "sneaky" of tool "sneaky" reads question "region" without depending on it: `+
+		`pass "region" among the after arguments of the constructor of "sneaky"`)
+
+	res, err = sess.CallTool(ctx, "nil-call", map[string]any{"name": "x"})
+	mustOK(t, err)
+	wantText(t, res, true, `question "region" was read with a nil *mcpserver.Call: pass the Call the function received`)
+
+	_, err = sess.GetPrompt(ctx, "reads-other", nil)
+	wantRPCError(t, err, jsonrpc.CodeInternalError, `Internal error: prompt "reads-other" reads question "other", which it does not declare: `+
+		`pass the question to AddPrompt (or to the after arguments of a question it declares)`)
+	_, err = sess.ReadResource(ctx, "db://x")
+	wantRPCError(t, err, jsonrpc.CodeInternalError, `Internal error: resource template "db://{name}" reads question "other", which it does not declare: `+
+		`pass the question to AddResourceTemplate (or to the after arguments of a question it declares)`)
+	_, err = sess.Complete(ctx, &mcp.CompleteRequestParams{Ref: &mcp.ResourceTemplateReference{URI: "db://{name}"}, Argument: mcp.CompleteArgument{Name: "name"}})
+	wantRPCError(t, err, jsonrpc.CodeInternalError, `Internal error: completion of "name" in ref/resource "db://{name}" reads question "other", `+
+		`but it cannot ask questions: only tools, prompts and resource templates declare them`)
+	if n := carriedOn.get("tool") + carriedOn.get("prompt") + carriedOn.get("template"); n != 0 {
+		t.Errorf("a function carried on after reading an undeclared question (%d times)", n)
+	}
+	// Only the declared region, for reads-other and nil-call: sneaky's
+	// message failed before anything went out.
+	if el.count() != 2 {
+		t.Errorf("the client was asked %d questions (%q), want 2", el.count(), el.asked)
+	}
+
+	res, err = sess.CallTool(ctx, "greet", map[string]any{"name": "Ada"})
 	mustOK(t, err)
 	wantText(t, res, false, "Hello, Ada!")
+}
+
+// Declaring a question declares what it depends on, however deep: the
+// body may read a question it reaches only through after.
+func TestQuestionDependenciesAreDeclared(t *testing.T) {
+	a := mcpserver.Elicit[yesNo]("a", func(dbArgs, *mcpserver.Call) string { return "A?" })
+	b := mcpserver.Elicit[yesNo]("b", func(dbArgs, *mcpserver.Call) string { return "B?" }, a)
+	c := mcpserver.Elicit[yesNo]("c", func(dbArgs, *mcpserver.Call) string { return "C?" }, b)
+	s, _ := newServer(t, nil)
+	mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "deep"}, func(ctx context.Context, call *mcpserver.Call, _ dbArgs) (string, error) {
+		return fmt.Sprint(a.Get(call).OK, b.Get(call).OK, c.Get(call).OK), nil
+	}, c))
+	el := &elicitor{answer: func(m string) *mcp.ElicitResult { return accept(map[string]any{"ok": m == "A?"}) }}
+	sess := connect(t, s, &client.Options{Elicit: el.elicit})
+	res, err := sess.CallTool(context.Background(), "deep", map[string]any{"name": "x"})
+	mustOK(t, err)
+	wantText(t, res, false, "true false false")
 }

@@ -108,7 +108,7 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 		}
 		v := args.decode(given)
 		in := v.Interface().(In)
-		c := newCall(ctx, req, owner)
+		c := s.newCall(ctx, req, owner)
 		if ir, err := prepare(ctx, c, pl, in, p); err != nil {
 			return nil, requestQuestionError(err)
 		} else if ir != nil {
@@ -117,7 +117,7 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 		var out Out
 		err := s.guard(ctx, owner, func() (err error) { out, err = h(ctx, c, in); return })
 		if err != nil {
-			return nil, err
+			return nil, requestError(err)
 		}
 		o, _ := any(out).(mcp.ReadResourceOutcome)
 		if o == nil || reflect.ValueOf(o).IsNil() {

@@ -44,9 +44,11 @@ type toolEntry struct {
 // questions are what the tool must ask the person at the host before its
 // body can run (see [Elicit], [Sample], [ListRoots]): the server asks them,
 // over as many rounds as their dependencies need, and runs the body once,
-// when every one is answered. A tool that declares questions cannot also
-// build an InputRequiredResult itself: one whose Out can hold one is
-// refused here.
+// when every one is answered. The questions they depend on are declared
+// with them. The body reads only declared questions: reading another ends
+// the call with an isError result naming it. A tool that declares
+// questions cannot also build an InputRequiredResult itself: one whose Out
+// can hold one is refused here.
 //
 // Clients listening with subscriptions/listen are told the tool list
 // changed.
@@ -93,7 +95,7 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 			}
 			return mcp.ErrorResult(fmt.Sprintf("Tool %q: %v", t.Name, err)), nil
 		}
-		c := newCall(ctx, req, owner)
+		c := s.newCall(ctx, req, owner)
 		if ir, err := prepare(ctx, c, pl, args, p); err != nil {
 			return toolQuestionError(t.Name, err)
 		} else if ir != nil {
@@ -251,12 +253,17 @@ func checkToolName(name string) error {
 }
 
 // toolQuestionError reports a question that ended the call: a declined or
-// unfitting answer is a tool error the model can read; anything else (a
-// missing capability, a failure) goes to the protocol.
+// unfitting answer, or a message reading a question it does not depend
+// on, is a tool error the model (and the developer reading the
+// transcript) can read; anything else (a missing capability, a failure)
+// goes to the protocol.
 func toolQuestionError(name string, err error) (mcp.CallToolOutcome, error) {
 	var qe *QuestionError
 	if errors.As(err, &qe) {
 		return mcp.ErrorResult(fmt.Sprintf("Tool %q stopped: %v.", name, qe)), nil
+	}
+	if u := asUndeclared(err); u != nil {
+		return mcp.ErrorResult(u.Error()), nil
 	}
 	return nil, err
 }
