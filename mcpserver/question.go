@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-		"strings"
+	"strings"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
