@@ -49,7 +49,7 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 		return fmt.Errorf("mcpserver: %s returns %s; a prompt returns *mcp.GetPromptResult or mcp.GetPromptOutcome", owner, outType)
 	}
 	inType := reflect.TypeFor[In]()
-	args, err := newStringArgs(inType)
+	args, err := newStringArgs(inType, false)
 	if err != nil {
 		return fmt.Errorf("mcpserver: %s: %w", owner, err)
 	}
@@ -64,7 +64,7 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 	def := *p
 	if len(def.Arguments) == 0 {
 		for _, f := range args.fields {
-			def.Arguments = append(def.Arguments, mcp.PromptArgument{Name: f.name, Description: f.description, Required: f.required})
+			def.Arguments = append(def.Arguments, mcp.PromptArgument{Name: f.name, Title: f.title, Description: f.description, Required: f.required})
 		}
 	}
 	e := &promptEntry{prompt: def}
@@ -77,6 +77,9 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 			if _, ok := gp.Arguments[a.Name]; a.Required && !ok {
 				return nil, server.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, a.Name)
 			}
+		}
+		if err := args.check(gp.Arguments); err != nil {
+			return nil, server.InvalidParams("Invalid params: prompt %q: argument %v", p.Name, err)
 		}
 		v := args.decode(gp.Arguments)
 		in := v.Interface().(In)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -62,6 +65,36 @@ func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) error {
 // order they were registered; the first match serves it, with the
 // template's variables decoded into In.
 //
+// Variables arrive percent-decoded: matching undoes the expansion, which
+// percent-encodes. A simple {var} (and {/var}, {.var}, {;var}, {?var},
+// {&var}) expands to unreserved characters only, so anything else in its
+// value came encoded: "..%2F..%2Fetc%2Fpasswd" arrives as
+// "../../etc/passwd", "%00" as a NUL. The reserved expansions {+var} and
+// {#var} also pass reserved characters such as '/' as they are. A
+// variable matched as a list (a raw comma, or an exploded {/var*} matching
+// several segments) arrives as its elements joined by commas.
+//
+// So that a value cannot reach outside what the template names, a read is
+// refused before any question is asked or the function runs, with
+// -32602 naming the variable and the URI in data (as for an unknown
+// resource), when a variable's decoded value (each element of a list):
+//
+//   - is not valid UTF-8;
+//   - holds a control character, NUL among them;
+//   - holds a '';
+//   - holds a '/', unless the variable appears only in {+var} or {#var}
+//     expansions; there, it may not start with one (an absolute path);
+//   - has a "." or ".." segment (split at '/' and '').
+//
+// A variable opts in to what its function handles safely with the mcp tag
+// of its field: allow=slash, allow=backslash, allow=dots or allow=control
+// (repeat the item for several); invalid UTF-8 is always refused. A map In
+// takes the defaults for every variable. These checks are a floor, not a
+// sandbox: a function that opens files should still keep names inside its
+// root (os.Root, filepath.IsLocal). A field's other mcp tag items (enum,
+// pattern, minLength, maxLength, default) are checked the same way; see
+// the package documentation.
+//
 // questions are asked before the body runs, exactly as for a tool (see
 // [AddTool]); a template that declares them returns
 // *mcp.ReadResourceResult, and one that returns mcp.ReadResourceOutcome
@@ -81,15 +114,20 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 		return fmt.Errorf("mcpserver: %s returns %s; a resource template returns *mcp.ReadResourceResult or mcp.ReadResourceOutcome", owner, outType)
 	}
 	inType := reflect.TypeFor[In]()
-	args, err := newStringArgs(inType)
+	args, err := newStringArgs(inType, true)
 	if err != nil {
 		return fmt.Errorf("mcpserver: %s: %w", owner, err)
 	}
+	varnames := slices.Clone(tmpl.Varnames())
+	for i, name := range varnames {
+		varnames[i] = varName(name)
+	}
 	for _, f := range args.fields {
-		if !slices.Contains(tmpl.Varnames(), f.name) {
+		if !slices.Contains(varnames, f.name) {
 			return fmt.Errorf("mcpserver: %s has no variable %q for field %s", owner, f.name, inType.Field(f.index).Name)
 		}
 	}
+	guard := newVariableGuard(t.URITemplate, varnames, args)
 	pl, err := newPlan(owner, inType, questions)
 	if err != nil {
 		return err
@@ -100,11 +138,17 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 	}
 	e := &templateEntry{template: *t, match: tmpl}
 	e.read = func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams, vars uritemplate.Values) (mcp.ReadResourceOutcome, error) {
-		given := make(map[string]string, len(vars))
-		for name, v := range vars {
-			if v.Valid() {
-				given[name] = v.String()
-			}
+		given, err := guard.values(vars)
+		if err == nil {
+			err = args.check(given)
+		}
+		if err != nil {
+			s.log.LogAttrs(ctx, slog.LevelInfo, "mcpserver: refused a resource template variable",
+				slog.String("owner", owner), slog.String("uri", p.URI), slog.String("reason", err.Error()))
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: %s: variable %v", owner, err),
+				struct {
+					URI string `json:"uri"`
+				}{p.URI})
 		}
 		v := args.decode(given)
 		in := v.Interface().(In)
@@ -115,7 +159,7 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 			return ir, nil
 		}
 		var out Out
-		err := s.guard(ctx, owner, func() (err error) { out, err = h(ctx, c, in); return })
+		err = s.guard(ctx, owner, func() (err error) { out, err = h(ctx, c, in); return })
 		if err != nil {
 			return nil, requestError(err)
 		}
@@ -198,4 +242,46 @@ func (s *Server) readResource(ctx context.Context, req *server.Request, p *mcp.R
 		}
 	}
 	return nil, server.ResourceNotFound(p.URI)
+}
+
+// variableGuard turns a template's match into the values its function
+// receives, refusing those a variable may not hold (see templatevars.go).
+type variableGuard struct {
+	reserved map[string]bool     // variables expanded only with {+var} or {#var}
+	allow    map[string]allowSet // the variables the function receives, and what each may hold
+}
+
+func newVariableGuard(uriTemplate string, varnames []string, args *stringArgs) *variableGuard {
+	g := &variableGuard{reserved: reservedVars(uriTemplate), allow: map[string]allowSet{}}
+	if args.typ == stringMapType {
+		for _, name := range varnames {
+			g.allow[name] = 0
+		}
+	}
+	for _, f := range args.fields {
+		g.allow[f.name] = f.allow
+	}
+	return g
+}
+
+// values returns the matched variables the function receives, decoded.
+// A variable matched as a list (a raw comma, or an exploded variable
+// matching several parts) is its elements joined by commas, each checked
+// on its own.
+func (g *variableGuard) values(vars uritemplate.Values) (map[string]string, error) {
+	given := make(map[string]string, len(vars))
+	for spec, v := range vars {
+		name := varName(spec)
+		allow, takes := g.allow[name]
+		if !takes || !v.Valid() {
+			continue
+		}
+		for _, elem := range v.V {
+			if why := refuseVariable(elem, g.reserved[name], allow); why != "" {
+				return nil, &argumentError{name, errors.New(why)}
+			}
+		}
+		given[name] = strings.Join(v.V, ",")
+	}
+	return given, nil
 }
