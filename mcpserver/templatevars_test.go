@@ -237,7 +237,9 @@ type allowOnPrompt struct {
 
 func TestTemplateVariableAllowRegistrationErrors(t *testing.T) {
 	s, _ := newServer(t, nil)
-	noop := func(ctx context.Context, c *mcpserver.Call, v badAllow) (*mcp.ReadResourceResult, error) { return nil, nil }
+	noop := func(ctx context.Context, c *mcpserver.Call, v badAllow) (*mcp.ReadResourceResult, error) {
+		return nil, nil
+	}
 	err := mcpserver.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "x://{name}", Name: "x"}, noop)
 	wantContains(t, "error", fmt.Sprint(err), "field Name", "allow=everything: want slash, backslash, dots or control")
 	err = mcpserver.AddPrompt(s, &mcp.Prompt{Name: "p"}, func(ctx context.Context, c *mcpserver.Call, v allowOnPrompt) (*mcp.GetPromptResult, error) {
