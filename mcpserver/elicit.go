@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -180,7 +181,11 @@ func (e *ElicitQuestion[T]) restore(r *record) (*answer, bool) {
 }
 
 // formSchema infers the form of an elicitation from the struct t: one
-// primitive property per field.
+// primitive property per field, with what the field's mcp tag says within
+// what an elicitation form can carry (the protocol's restricted schema):
+// title and default on every field; minLength, maxLength and format
+// (date, date-time, email or uri) on strings; minimum and maximum on
+// numbers; enum, with or without enumTitle, on strings.
 func formSchema(t reflect.Type) (mcp.ElicitRequestedSchema, error) {
 	var form mcp.ElicitRequestedSchema
 	if t.Kind() != reflect.Struct {
@@ -190,25 +195,96 @@ func formSchema(t reflect.Type) (mcp.ElicitRequestedSchema, error) {
 	if err != nil {
 		return form, fmt.Errorf("cannot infer a form from %s: %w", t, err)
 	}
+	for _, f := range reflect.VisibleFields(t) {
+		name, ok := jsonFieldName(f)
+		tag, tagged := f.Tag.Lookup("mcp")
+		if !ok || !tagged || s.Properties[name] == nil {
+			continue
+		}
+		r, err := parseRules(tag)
+		if err == nil {
+			err = formRules(r)
+		}
+		if err == nil {
+			err = applyRules(s.Properties[name], r, ruleSite{top: true, required: slices.Contains(s.Required, name), form: true})
+		}
+		if err != nil {
+			return form, fieldTagError(t, f, err)
+		}
+	}
 	form.Properties = make(map[string]mcp.PrimitiveSchemaDefinition, len(s.Properties))
 	for name, p := range s.Properties {
-		var def mcp.PrimitiveSchemaDefinition
-		switch p.Type {
-		case "string":
-			def = &mcp.StringSchema{Description: p.Description}
-		case "integer":
-			def = &mcp.NumberSchema{Type: mcp.TypeInteger, Description: p.Description}
-		case "number":
-			def = &mcp.NumberSchema{Type: mcp.TypeNumber, Description: p.Description}
-		case "boolean":
-			def = &mcp.BooleanSchema{Description: p.Description}
-		default:
-			return form, fmt.Errorf("field %q of %s is not a string, number, integer or boolean: an elicitation form holds only those", name, t)
+		def, err := formField(p)
+		if err != nil {
+			return form, fmt.Errorf("field %q of %s %w", name, t, err)
 		}
 		form.Properties[name] = def
 	}
 	form.Required = slices.Clone(s.Required)
 	return form, nil
+}
+
+// formRules refuses what an elicitation form cannot carry.
+func formRules(r *fieldRules) error {
+	switch {
+	case r.pattern != "":
+		return errors.New("an elicitation form's string fields carry no pattern: the protocol's form schema has none")
+	case r.format != "" && !slices.Contains([]mcp.StringFormat{mcp.FormatDate, mcp.FormatDateTime, mcp.FormatEmail, mcp.FormatURI}, mcp.StringFormat(r.format)):
+		return fmt.Errorf("format %q: an elicitation form's formats are date, date-time, email and uri", r.format)
+	}
+	return nil
+}
+
+// formField turns one property schema, inferred and amended by the mcp
+// tag, into the form field that says the same.
+func formField(p *jsonschema.Schema) (mcp.PrimitiveSchemaDefinition, error) {
+	var def json.RawMessage = p.Default
+	switch p.Type {
+	case "string":
+		var d string
+		if def != nil {
+			_ = json.Unmarshal(def, &d) // written by applyRules from a string
+		}
+		switch {
+		case len(p.OneOf) > 0:
+			options := make([]mcp.EnumOption, len(p.OneOf))
+			for i, o := range p.OneOf {
+				options[i] = mcp.EnumOption{Const: (*o.Const).(string), Title: o.Title}
+			}
+			return &mcp.TitledSingleSelectEnumSchema{Title: p.Title, Description: p.Description, OneOf: options, Default: d}, nil
+		case len(p.Enum) > 0:
+			values := make([]string, len(p.Enum))
+			for i, v := range p.Enum {
+				values[i] = v.(string)
+			}
+			return &mcp.UntitledSingleSelectEnumSchema{Title: p.Title, Description: p.Description, Enum: values, Default: d}, nil
+		}
+		return &mcp.StringSchema{Title: p.Title, Description: p.Description, MinLength: p.MinLength, MaxLength: p.MaxLength,
+			Format: mcp.StringFormat(p.Format), Default: d}, nil
+	case "integer", "number":
+		if len(p.Enum) > 0 {
+			return nil, errors.New("has an enum: an elicitation form's enums are of strings")
+		}
+		n := &mcp.NumberSchema{Type: mcp.NumberType(p.Type), Title: p.Title, Description: p.Description, Minimum: p.Minimum, Maximum: p.Maximum}
+		if def != nil {
+			var d float64
+			_ = json.Unmarshal(def, &d)
+			n.Default = &d
+		}
+		return n, nil
+	case "boolean":
+		if len(p.Enum) > 0 {
+			return nil, errors.New("has an enum: an elicitation form's enums are of strings")
+		}
+		b := &mcp.BooleanSchema{Title: p.Title, Description: p.Description}
+		if def != nil {
+			var d bool
+			_ = json.Unmarshal(def, &d)
+			b.Default = &d
+		}
+		return b, nil
+	}
+	return nil, errors.New("is not a string, number, integer or boolean: an elicitation form holds only those")
 }
 
 // resolveForm compiles a form schema for checking answers against it.

@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -14,28 +19,42 @@ import (
 	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
-// The struct-tag dialect of inferred schemas is jsonschema-go's:
+// The struct-tag dialect of inferred schemas is jsonschema-go's, with
+// Parley's mcp tag for constraints:
 //
 //   - `json:"name"` names the property (case-sensitively: arguments must
 //     spell it exactly); `json:"-"` leaves the field out;
 //   - a field without `omitempty` (or `omitzero`) is required;
 //   - `jsonschema:"text"` is the property's description;
+//   - `mcp:"..."` constrains it: enum, minimum, maximum, minLength,
+//     maxLength, pattern, default, format, title (see tags.go);
 //   - the schema of a struct allows no other properties.
 //
-// Anything richer (ranges, patterns, enums) goes into a schema written by
-// hand: set Tool.InputSchema and it is used instead of the inferred one.
+// Anything richer goes into a schema written by hand: set
+// Tool.InputSchema and it is used instead of the inferred one.
 
 // inputSchema is a tool's argument schema: as advertised, and resolved
 // for validation.
 type inputSchema struct {
 	raw      json.RawMessage
 	resolved *validator
+	// defaults are the members that take a value when absent (mcp
+	// default=), with the field each sets; only for inferred schemas.
+	defaults []argDefault
+}
+
+// argDefault is the default of one top-level member of a struct In.
+type argDefault struct {
+	name  string
+	index []int // of the field, for reflect.Value.FieldByIndex
+	value json.RawMessage
 }
 
 // schemaFor infers the schema of t, which must be a struct or a pointer to
 // one (an object is the only thing arguments and structured content may
-// be).
-func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
+// be), with the constraints of its fields' mcp tags. input says t is a
+// tool's arguments, whose members may take defaults.
+func schemaFor(t reflect.Type, input bool) (*jsonschema.Schema, error) {
 	st := t
 	if st.Kind() == reflect.Pointer {
 		st = st.Elem()
@@ -47,7 +66,65 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := applyTags(st, s, input); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// defaultsOf lists the defaults of the top-level properties of s, the
+// schema inferred from the struct (or pointer to struct) t.
+func defaultsOf(t reflect.Type, s *jsonschema.Schema) []argDefault {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []argDefault
+	for _, f := range reflect.VisibleFields(t) {
+		name, ok := jsonFieldName(f)
+		if !ok {
+			continue
+		}
+		if ps := s.Properties[name]; ps != nil && ps.Default != nil {
+			// The last field of a name wins, as in the schema.
+			out = slices.DeleteFunc(out, func(d argDefault) bool { return d.name == name })
+			out = append(out, argDefault{name: name, index: f.Index, value: ps.Default})
+		}
+	}
+	return out
+}
+
+// applyDefaults sets, in v (a struct or a pointer to one, just decoded
+// from raw), the fields of the members raw does not have to their
+// defaults.
+func applyDefaults(defaults []argDefault, raw []byte, v reflect.Value) error {
+	present := make(map[string]bool, len(defaults))
+	jsontext.Members(raw, func(key, _ []byte) {
+		for _, d := range defaults {
+			if d.name == string(key) {
+				present[d.name] = true
+			}
+		}
+	})
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	for _, d := range defaults {
+		if present[d.name] {
+			continue
+		}
+		f, err := v.FieldByIndexErr(d.index)
+		if err != nil {
+			// Through a nil embedded pointer: leave it.
+			continue
+		}
+		if err := jsonv2.Unmarshal(d.value, f.Addr().Interface()); err != nil {
+			return fmt.Errorf("default of %q: %v", d.name, cleanDecodeError(err))
+		}
+	}
+	return nil
 }
 
 // newInputSchema makes the schema of a tool's arguments of type in:
@@ -56,6 +133,7 @@ func schemaFor(t reflect.Type) (*jsonschema.Schema, error) {
 // object.
 func newInputSchema(given json.RawMessage, in reflect.Type) (*inputSchema, error) {
 	var s *jsonschema.Schema
+	var defaults []argDefault
 	switch {
 	case len(given) > 0:
 		s = new(jsonschema.Schema)
@@ -69,9 +147,10 @@ func newInputSchema(given json.RawMessage, in reflect.Type) (*inputSchema, error
 		s = &jsonschema.Schema{Type: "object"}
 	default:
 		var err error
-		if s, err = schemaFor(in); err != nil {
+		if s, err = schemaFor(in, true); err != nil {
 			return nil, fmt.Errorf("cannot infer an input schema: %w", err)
 		}
+		defaults = defaultsOf(in, s)
 	}
 	r, err := s.Resolve(nil)
 	if err != nil {
@@ -83,7 +162,7 @@ func newInputSchema(given json.RawMessage, in reflect.Type) (*inputSchema, error
 			return nil, err
 		}
 	}
-	return &inputSchema{raw: raw, resolved: newValidator(r)}, nil
+	return &inputSchema{raw: raw, resolved: newValidator(r), defaults: defaults}, nil
 }
 
 // isFreeForm reports whether t takes arguments as they come, without an
@@ -137,7 +216,8 @@ func decodeArguments[T any](schema *inputSchema, raw json.RawMessage) (T, error)
 	_, rawIn := any(&v).(*json.RawMessage)
 	if q := schema.resolved.quick; !rawIn && q != nil && q.acceptsJSON(raw) {
 		if jsonv2.Unmarshal(raw, &v) == nil {
-			return v, nil
+			err := withDefaults(schema, raw, &v)
+			return v, err
 		}
 		v = *new(T)
 	}
@@ -158,7 +238,20 @@ func decodeArguments[T any](schema *inputSchema, raw json.RawMessage) (T, error)
 	if err := jsonv2.Unmarshal(raw, &v); err != nil {
 		return v, &argumentsError{"invalid arguments: " + cleanDecodeError(err)}
 	}
-	return v, nil
+	err := withDefaults(schema, raw, &v)
+	return v, err
+}
+
+// withDefaults gives *v, decoded from raw, the defaults of the members raw
+// lacks. (v is the caller's, which decoding already moved to the heap.)
+func withDefaults[T any](schema *inputSchema, raw []byte, v *T) error {
+	if len(schema.defaults) == 0 {
+		return nil
+	}
+	if err := applyDefaults(schema.defaults, raw, reflect.ValueOf(v).Elem()); err != nil {
+		return &argumentsError{"invalid arguments: " + err.Error()}
+	}
+	return nil
 }
 
 // cleanDecodeError keeps a decode error short and free of Go package
@@ -172,7 +265,27 @@ func cleanDecodeError(err error) string {
 }
 
 // trimValidation drops the part of a validation error that names the
-// schema's root, which says nothing to a client.
+// schema's root, which says nothing to a client, and writes the numbers of
+// a bound's error as the schema and the arguments do.
 func trimValidation(err error) string {
-	return strings.TrimPrefix(err.Error(), "validating root: ")
+	msg := strings.TrimPrefix(err.Error(), "validating root: ")
+	if m := boundError.FindStringSubmatchIndex(msg); m != nil {
+		// jsonschema-go writes the value as a fraction ("0/1") and the
+		// bound with %f ("1.000000").
+		value, bound := msg[m[2]:m[3]], msg[m[4]:m[5]]
+		if r, ok := new(big.Rat).SetString(value); ok {
+			if f, _ := r.Float64(); !math.IsInf(f, 0) {
+				value = strconv.FormatFloat(f, 'g', -1, 64)
+			}
+		}
+		if f, err := strconv.ParseFloat(bound, 64); err == nil {
+			bound = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		msg = msg[:m[2]] + value + msg[m[3]:m[4]] + bound
+	}
+	return msg
 }
+
+// boundError matches the end of jsonschema-go's error for a number out of
+// its bounds: the value and the bound.
+var boundError = regexp.MustCompile(`(?:minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?[0-9]+(?:/[0-9]+)?) is (?:less|greater) than (?:or equal to )?(-?[0-9.]+)$`)

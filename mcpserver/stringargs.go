@@ -97,7 +97,7 @@ func (f *stringField) setRules(tag string, variables bool) error {
 		f.allow, r.allow = r.allow, 0
 	}
 	ps := &jsonschema.Schema{Type: "string"}
-	if err := applyRules(ps, r, true, f.required); err != nil {
+	if err := applyRules(ps, r, ruleSite{top: true, required: f.required}); err != nil {
 		return err
 	}
 	f.title, f.def = r.title, r.def

@@ -254,10 +254,20 @@ func typedValue(typ, text string) (any, error) {
 	return nil, fmt.Errorf("the field holds %s values, not strings, numbers or booleans", typ)
 }
 
-// applyRules amends the property schema ps of a field with its rules. top
-// says whether the field is a member of the arguments themselves (where a
-// default can be applied), required whether it is required.
-func applyRules(ps *jsonschema.Schema, r *fieldRules, top, required bool) error {
+// ruleSite says where a field's rules apply.
+type ruleSite struct {
+	// top: the field is a member of the arguments (or of a form)
+	// themselves, where an absent member can take a default.
+	top bool
+	// required: the member must be present.
+	required bool
+	// form: the field is an elicitation form's, where a default is the
+	// form's initial value and so makes sense on a required field too.
+	form bool
+}
+
+// applyRules amends the property schema ps of a field with its rules.
+func applyRules(ps *jsonschema.Schema, r *fieldRules, at ruleSite) error {
 	if r.allow != 0 {
 		return errors.New("allow applies to resource template variables only")
 	}
@@ -337,10 +347,11 @@ func applyRules(ps *jsonschema.Schema, r *fieldRules, top, required bool) error 
 		ps.MinLength, ps.MaxLength, ps.Pattern, ps.Format = r.minLength, r.maxLength, r.pattern, r.format
 	}
 	if r.def != nil {
-		if !top {
-			return errors.New("default applies to the top-level members of the arguments only: a nested default would never be applied")
+		if !at.top {
+			return errors.New("default applies to the top-level members of a tool's or prompt's arguments and to form fields only: " +
+				"elsewhere it would never be applied")
 		}
-		if required {
+		if at.required && !at.form {
 			return errors.New("a required field has no use for a default: add omitempty to its json tag, so that it may be absent")
 		}
 		v, err := typedValue(typ, *r.def)
@@ -375,10 +386,11 @@ func fieldTagError(t reflect.Type, f reflect.StructField, err error) error {
 
 // applyTags amends s, the schema jsonschema-go inferred from t, with the
 // `mcp` tags of t's fields and of the structs t holds (through pointers,
-// slices, arrays and maps). top is true for the arguments type itself.
-// It walks the fields exactly as jsonschema-go's inference does: visible
-// fields, embedded structs flattened, named by their json tags, the last
-// of two fields with one name winning.
+// slices, arrays and maps). top is true for a tool's arguments type
+// itself, whose members can take defaults. It walks the fields exactly as
+// jsonschema-go's inference does: visible fields, embedded structs
+// flattened, named by their json tags, the last of two fields with one
+// name winning.
 func applyTags(t reflect.Type, s *jsonschema.Schema, top bool) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -418,7 +430,7 @@ func applyTags(t reflect.Type, s *jsonschema.Schema, top bool) error {
 		if tag, ok := f.Tag.Lookup("mcp"); ok {
 			r, err := parseRules(tag)
 			if err == nil {
-				err = applyRules(ps, r, top, slices.Contains(s.Required, name))
+				err = applyRules(ps, r, ruleSite{top: top, required: slices.Contains(s.Required, name)})
 			}
 			if err != nil {
 				return fieldTagError(t, f, err)

@@ -77,7 +77,7 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 	def := *t
 	def.InputSchema = in.raw
 	if len(def.OutputSchema) == 0 && hasOutputSchema(outType) {
-		os, err := schemaFor(outType)
+		os, err := schemaFor(outType, false)
 		if err != nil {
 			return fmt.Errorf("mcpserver: %s: cannot infer an output schema: %w", owner, err)
 		}

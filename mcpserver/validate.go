@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -65,20 +68,25 @@ var typeNames = map[string]jsonTypes{
 
 // quickSchema is a schema of the form
 //
-//	{"type": "object", "properties": {NAME: {"type": T or [T...]}...},
+//	{"type": "object", "properties": {NAME: {"type": T or [T...], C...}...},
 //	 "required": [...], "additionalProperties": false}
 //
 // where "type" at the root may be absent, "additionalProperties" may be
-// absent or true, a property's "type" may be absent, and any schema may
-// carry annotations that validation ignores (title, description,
-// $comment, default, examples, deprecated, readOnly, writeOnly, and the
-// property order). Validation of such a schema against a map[string]any,
-// in jsonschema-go v0.4.3, checks exactly: each property present in the
-// instance has one of its types ("integer" being a number without a
-// fractional part, and "number" including integers); with
-// additionalProperties false, no other member is present; each required
-// member is present. accepts checks the same, for the value types JSON
-// decoding produces, and declines everything else.
+// absent or true, a property's "type" may be absent, a property may carry
+// the constraints C that the mcp tag infers (enum of strings, numbers,
+// booleans and null; minimum, maximum; minLength, maxLength, pattern), and
+// any schema may carry annotations that validation ignores (title,
+// description, $comment, default, examples, deprecated, readOnly,
+// writeOnly, format, and the property order). Validation of such a schema
+// against a map[string]any, in jsonschema-go v0.4.3, checks exactly: each
+// property present in the instance has one of its types ("integer" being
+// a number without a fractional part, and "number" including integers),
+// equals one of its enum values (numbers by value), lies within its
+// bounds if it is a number, and has a length (in code points) within its
+// bounds and matches its pattern (a Go regular expression, unanchored) if
+// it is a string; with additionalProperties false, no other member is
+// present; each required member is present. accepts checks the same, for
+// the value types JSON decoding produces, and declines everything else.
 type quickSchema struct {
 	props    map[string]quickProp
 	required []string
@@ -87,13 +95,28 @@ type quickSchema struct {
 
 type quickProp struct {
 	types jsonTypes // 0: any value
+	// enum, when not nil: the values allowed.
+	enum *quickEnum
+	// Numbers: the bounds, when set.
+	min, max *float64
+	// Strings: the length bounds (-1: none) and the pattern (nil: none).
+	minLen, maxLen int
+	pattern        *regexp.Regexp
+}
+
+// quickEnum is an enum of JSON scalars, split by type.
+type quickEnum struct {
+	strings map[string]bool
+	numbers []float64
+	bools   [2]bool // false, true
+	null    bool
 }
 
 // annotationFields are the fields of jsonschema.Schema that Validate never
 // reads.
 var annotationFields = map[string]bool{
 	"Title": true, "Description": true, "Comment": true, "Default": true, "Examples": true,
-	"Deprecated": true, "ReadOnly": true, "WriteOnly": true, "PropertyOrder": true,
+	"Deprecated": true, "ReadOnly": true, "WriteOnly": true, "PropertyOrder": true, "Format": true,
 }
 
 // onlyFields reports whether s sets no field of jsonschema.Schema other
@@ -149,14 +172,33 @@ func compileQuick(s *jsonschema.Schema) *quickSchema {
 	}
 	q := &quickSchema{props: make(map[string]quickProp, len(s.Properties)), required: s.Required}
 	for name, ps := range s.Properties {
-		if ps == nil || !onlyFields(ps, "Type", "Types") {
+		if ps == nil || !onlyFields(ps, "Type", "Types", "Enum", "Minimum", "Maximum", "MinLength", "MaxLength", "Pattern") {
 			return nil
 		}
 		ts, ok := typesOf(ps)
 		if !ok {
 			return nil
 		}
-		q.props[name] = quickProp{types: ts}
+		p := quickProp{types: ts, min: ps.Minimum, max: ps.Maximum, minLen: -1, maxLen: -1}
+		if ps.MinLength != nil {
+			p.minLen = *ps.MinLength
+		}
+		if ps.MaxLength != nil {
+			p.maxLen = *ps.MaxLength
+		}
+		if ps.Pattern != "" {
+			re, err := regexp.Compile(ps.Pattern)
+			if err != nil {
+				return nil
+			}
+			p.pattern = re
+		}
+		if ps.Enum != nil {
+			if p.enum = compileEnum(ps.Enum); p.enum == nil {
+				return nil
+			}
+		}
+		q.props[name] = p
 	}
 	if ap := s.AdditionalProperties; ap != nil {
 		switch {
@@ -169,6 +211,95 @@ func compileQuick(s *jsonschema.Schema) *quickSchema {
 		}
 	}
 	return q
+}
+
+// compileEnum splits an enum by type; nil when a value is not a JSON
+// scalar as decoding produces it (a string, a float64, a bool or nil).
+func compileEnum(values []any) *quickEnum {
+	e := &quickEnum{strings: map[string]bool{}}
+	for _, v := range values {
+		switch x := v.(type) {
+		case nil:
+			e.null = true
+		case string:
+			e.strings[x] = true
+		case float64:
+			e.numbers = append(e.numbers, x)
+		case bool:
+			if x {
+				e.bools[1] = true
+			} else {
+				e.bools[0] = true
+			}
+		default:
+			return nil
+		}
+	}
+	return e
+}
+
+// hasNumber reports whether f equals a number of the enum.
+func (e *quickEnum) hasNumber(f float64) bool {
+	for _, n := range e.numbers {
+		if n == f {
+			return true
+		}
+	}
+	return false
+}
+
+// check reports whether v, a value as JSON decoding produces it, meets
+// p's constraints other than its type.
+func (p *quickProp) check(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return (p.enum == nil || p.enum.strings[x]) && p.stringOK(x)
+	case float64:
+		return (p.enum == nil || p.enum.hasNumber(x)) && p.numberOK(x)
+	case bool:
+		return p.enum == nil || (x && p.enum.bools[1]) || (!x && p.enum.bools[0])
+	case nil:
+		return p.enum == nil || p.enum.null
+	case map[string]any, []any:
+		// No scalar equals them; bounds and string rules do not apply.
+		return p.enum == nil
+	}
+	// Other number types: decoding does not produce them.
+	return false
+}
+
+// numberOK reports whether f is within p's bounds.
+func (p *quickProp) numberOK(f float64) bool {
+	return (p.min == nil || f >= *p.min) && (p.max == nil || f <= *p.max)
+}
+
+// stringOK reports whether s has a length within p's bounds and matches
+// its pattern.
+func (p *quickProp) stringOK(s string) bool {
+	if p.minLen >= 0 || p.maxLen >= 0 {
+		n := utf8.RuneCountInString(s)
+		if n < p.minLen || (p.maxLen >= 0 && n > p.maxLen) {
+			return false
+		}
+	}
+	return p.pattern == nil || p.pattern.MatchString(s)
+}
+
+// stringBytesOK is stringOK of the string whose valid UTF-8 bytes are b,
+// without making it a string.
+func (p *quickProp) stringBytesOK(b []byte) bool {
+	if p.minLen >= 0 || p.maxLen >= 0 {
+		n := utf8.RuneCount(b)
+		if n < p.minLen || (p.maxLen >= 0 && n > p.maxLen) {
+			return false
+		}
+	}
+	return p.pattern == nil || p.pattern.Match(b)
+}
+
+// constrained reports whether p checks more than the type.
+func (p *quickProp) constrained() bool {
+	return p.enum != nil || p.min != nil || p.max != nil || p.minLen >= 0 || p.maxLen >= 0 || p.pattern != nil
 }
 
 // accepts reports whether instance certainly matches the schema; false
@@ -187,6 +318,9 @@ func (q *quickSchema) accepts(instance any) bool {
 			continue
 		}
 		if p.types != 0 && !p.types.allow(v) {
+			return false
+		}
+		if p.constrained() && !p.check(v) {
 			return false
 		}
 	}
@@ -249,6 +383,7 @@ func (q *quickSchema) acceptsJSON(raw []byte) bool {
 			return
 		}
 		var t jsonTypes
+		var f float64
 		switch value[0] {
 		case '"':
 			t = typeString
@@ -260,7 +395,8 @@ func (q *quickSchema) acceptsJSON(raw []byte) bool {
 			ok = false // nested values: decline rather than judge them
 			return
 		default:
-			f, err := strconv.ParseFloat(string(value), 64)
+			var err error
+			f, err = strconv.ParseFloat(string(value), 64)
 			if err != nil {
 				ok = false
 				return
@@ -280,9 +416,44 @@ func (q *quickSchema) acceptsJSON(raw []byte) bool {
 		switch {
 		case !known:
 			ok = !q.closed
+			return
 		case p.types != 0:
 			ok = p.types&t != 0 || (t == typeInteger && p.types&typeNumber != 0)
 		}
+		if ok && p.constrained() {
+			ok = p.checkJSON(t, f, value)
+		}
 	})
 	return ok && present == 1<<len(q.required)-1
+}
+
+// checkJSON is check for a member's value as JSON text, of type t (and,
+// for a number, the value f). A string holding escapes is declined: it
+// would have to be decoded to be judged.
+func (p *quickProp) checkJSON(t jsonTypes, f float64, value []byte) bool {
+	switch t {
+	case typeString:
+		if len(value) < 2 || value[len(value)-1] != '"' {
+			return false // not a whole string literal: raw is not trusted to be JSON
+		}
+		inner := value[1 : len(value)-1]
+		if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+			return false
+		}
+		return (p.enum == nil || p.enum.strings[string(inner)]) && p.stringBytesOK(inner)
+	case typeInteger, typeNumber:
+		return (p.enum == nil || p.enum.hasNumber(f)) && p.numberOK(f)
+	case typeBoolean:
+		return p.enum == nil || p.enum.bools[btoi(value[0] == 't')]
+	case typeNull:
+		return p.enum == nil || p.enum.null
+	}
+	return false
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -34,6 +34,19 @@ type richArgs struct {
 	Extra map[string]int `json:"extra,omitempty"`
 }
 
+// constrainedArgs has fields with mcp tags, whose constraints the quick
+// check evaluates itself.
+type constrainedArgs struct {
+	Units string  `json:"units" mcp:"enum=celsius,enum=fahrenheit"`
+	Days  int     `json:"days,omitempty" mcp:"minimum=1,maximum=14,default=3"`
+	City  string  `json:"city,omitempty" mcp:"minLength=2,maxLength=5,pattern='^[a-zé]+$'"`
+	Ratio float64 `json:"ratio,omitempty" mcp:"enum=0.5,enum=1"`
+	On    *bool   `json:"on,omitempty" mcp:"enum=true"`
+	Mail  string  `json:"mail,omitempty" mcp:"format=email,title=E-mail"`
+	Tiny  int8    `json:"tiny,omitempty" mcp:"minimum=-3"`
+	Code  string  `json:"code,omitempty" mcp:"minLength=2"`
+}
+
 type quickForm struct {
 	Region string  `json:"region" jsonschema:"where"`
 	Size   int     `json:"size"`
@@ -67,8 +80,18 @@ func TestQuickSchemaAgreesWithJSONSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withEnum, err := resolveForm(mcp.ElicitRequestedSchema{Properties: map[string]mcp.PrimitiveSchemaDefinition{
+	withMinLength, err := resolveForm(mcp.ElicitRequestedSchema{Properties: map[string]mcp.PrimitiveSchemaDefinition{
 		"region": &mcp.StringSchema{MinLength: new(int)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	constrained, err := newInputSchema(nil, reflect.TypeFor[constrainedArgs]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	titled, err := resolveForm(mcp.ElicitRequestedSchema{Properties: map[string]mcp.PrimitiveSchemaDefinition{
+		"units": &mcp.TitledSingleSelectEnumSchema{OneOf: []mcp.EnumOption{{Const: "celsius", Title: "C"}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +101,14 @@ func TestQuickSchemaAgreesWithJSONSchema(t *testing.T) {
 		"inferred arguments":    argSchema.resolved,
 		"rich arguments":        richSchema.resolved,
 		"inferred form":         formV,
-		"form with a minLength": withEnum,
+		"form with a minLength": withMinLength,
+		"tagged arguments":      constrained.resolved,
+		"titled enum form":      titled,
 	}
-	compiled := map[string]bool{"inferred arguments": true, "rich arguments": false, "inferred form": true, "form with a minLength": false}
+	compiled := map[string]bool{
+		"inferred arguments": true, "rich arguments": false, "inferred form": true, "form with a minLength": true,
+		"tagged arguments": true, "titled enum form": false,
+	}
 	handWritten := map[string]struct {
 		text  string
 		quick bool
@@ -93,7 +121,18 @@ func TestQuickSchemaAgreesWithJSONSchema(t *testing.T) {
 		"object and array properties": {`{"type":"object","properties":{"o":{"type":"object"},"l":{"type":"array"},"x":{}},"additionalProperties":false}`, true},
 		"annotations":                 {`{"type":"object","title":"t","description":"d","$comment":"c","properties":{"a":{"type":"string","title":"A","default":"x","examples":["y"],"deprecated":true}}}`, true},
 		"additionalProperties schema": {`{"type":"object","additionalProperties":{"type":"string"}}`, false},
-		"minLength":                   {`{"type":"object","properties":{"a":{"type":"string","minLength":2}}}`, false},
+		"minLength":                   {`{"type":"object","properties":{"a":{"type":"string","minLength":2}}}`, true},
+		"string constraints":          {`{"type":"object","properties":{"s":{"type":"string","minLength":2,"maxLength":4,"pattern":"^[a-z]+$"}}}`, true},
+		"unanchored pattern":          {`{"type":"object","properties":{"s":{"pattern":"b"}}}`, true},
+		"number bounds":               {`{"type":"object","properties":{"n":{"type":"number","minimum":-1.5,"maximum":10},"i":{"type":"integer","minimum":0,"maximum":3}}}`, true},
+		"untyped bounds":              {`{"type":"object","properties":{"u":{"minimum":2,"minLength":2,"maxLength":2}}}`, true},
+		"enum mixed":                  {`{"type":"object","properties":{"e":{"enum":["a",1,true,null]}}}`, true},
+		"nullable enum":               {`{"type":"object","properties":{"e":{"type":["null","string"],"enum":["x",null]}}}`, true},
+		"enum of an object":           {`{"type":"object","properties":{"e":{"enum":[{"a":1}]}}}`, false},
+		"format":                      {`{"type":"object","properties":{"f":{"type":"string","format":"email"}}}`, true},
+		"const":                       {`{"type":"object","properties":{"e":{"const":"a"}}}`, false},
+		"exclusiveMinimum":            {`{"type":"object","properties":{"n":{"exclusiveMinimum":1}}}`, false},
+		"multipleOf":                  {`{"type":"object","properties":{"n":{"multipleOf":2}}}`, false},
 		"nested properties":           {`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string"}}}}}`, false},
 		"$schema":                     {`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`, false},
 		"draft-04 $schema":            {`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`, false},
@@ -104,7 +143,7 @@ func TestQuickSchemaAgreesWithJSONSchema(t *testing.T) {
 		"allOf":                       {`{"type":"object","allOf":[{"required":["a"]}]}`, false},
 		"not":                         {`{"type":"object","not":{"required":["a"]}}`, false},
 		"minProperties":               {`{"type":"object","minProperties":1}`, false},
-		"enum":                        {`{"type":"object","properties":{"a":{"enum":[1,2]}}}`, false},
+		"enum":                        {`{"type":"object","properties":{"a":{"enum":[1,2]}}}`, true},
 	}
 	for name, h := range handWritten {
 		r, err := mustSchema(t, h.text).Resolve(nil)
@@ -127,6 +166,18 @@ func TestQuickSchemaAgreesWithJSONSchema(t *testing.T) {
 		`{"a":"s"}`, `{"a":1}`, `{"a":1.25}`, `{"a":null}`, `{"a":true}`, `{"a":{}}`, `{"a":[]}`, `{"b":"s"}`, `{"b":false}`,
 		`{"b":1}`, `{"o":{},"l":[],"x":null}`, `{"o":[],"l":{}}`, `{"x":1,"y":2}`, `{"xa":"s"}`, `{"a":"abc"}`, `{"a":"x"}`,
 		`[]`, `"s"`, `1`, `null`,
+		`{"s":"ab"}`, `{"s":"a"}`, `{"s":"abcde"}`, `{"s":"AB"}`, `{"s":"a\u00e9"}`, `{"s":"\u00e9\u00e9"}`, `{"s":"abc","n":1}`,
+		`{"s":null}`, `{"s":2}`, `{"n":-1.5}`, `{"n":-2}`, `{"n":10}`, `{"n":10.0001}`, `{"n":"1"}`, `{"n":[]}`, `{"i":3}`,
+		`{"i":4}`, `{"i":-0}`, `{"i":-1}`, `{"i":2.5}`, `{"e":"a"}`, `{"e":"b"}`, `{"e":1}`, `{"e":1.0}`, `{"e":2}`, `{"e":true}`,
+		`{"e":false}`, `{"e":null}`, `{"e":"x"}`, `{"e":{}}`, `{"e":[]}`, `{"f":"not an email"}`, `{"u":1}`, `{"u":3}`, `{"u":"x"}`,
+		`{"u":"xy"}`, `{"u":"xyz"}`, `{"u":[1]}`, `{"u":{}}`, `{"s":"abc"}`, `{"s":"xbx"}`,
+		`{"units":"celsius"}`, `{"units":"kelvin"}`, `{"units":"Celsius"}`, `{"units":"celsius","days":1}`, `{"units":"celsius","days":0}`,
+		`{"units":"celsius","days":14}`, `{"units":"celsius","days":15}`, `{"units":"celsius","days":3.5}`, `{"units":"celsius","city":"é"}`,
+		`{"units":"celsius","city":"éé"}`, `{"units":"celsius","city":"abcdef"}`, `{"units":"celsius","city":"ab1"}`,
+		`{"units":"celsius","ratio":0.5}`, `{"units":"celsius","ratio":1}`, `{"units":"celsius","ratio":2}`, `{"units":"celsius","on":true}`,
+		`{"units":"celsius","on":false}`, `{"units":"celsius","on":null}`, `{"units":"celsius","mail":"x"}`, `{"units":"celsius","tiny":-3}`,
+		`{"units":"celsius","tiny":-4}`, `{"units":"celsius","tiny":127}`, `{"units":"celsius","tiny":128}`,
+		`{"units":null}`, `{"units":1}`,
 	}
 	for vname, v := range validators {
 		if got := v.quick != nil; got != compiled[vname] {
@@ -212,6 +263,42 @@ func TestAcceptsJSONAgreesWithDecodingThenValidating(t *testing.T) {
 	}
 }
 
+// The quick check judges the mcp tag's constraints from the text, and
+// declines a string with escapes (it would have to decode it).
+func TestAcceptsJSONConstraints(t *testing.T) {
+	s, err := newInputSchema(nil, reflect.TypeFor[constrainedArgs]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := s.resolved
+	for _, c := range []struct {
+		text string
+		fast bool
+	}{
+		{`{"units":"celsius"}`, true}, {`{"units":"fahrenheit","days":14,"city":"éa","ratio":0.5,"on":true,"mail":"m"}`, true},
+		{`{"units":"celsius","on":null,"ratio":1.0,"tiny":-3}`, true}, {`{"units":"kelvin"}`, false}, {`{"units":"celsius","days":0}`, false},
+		{`{"units":"celsius","days":15}`, false}, {`{"units":"celsius","city":"a"}`, false}, {`{"units":"celsius","city":"abcdef"}`, false},
+		{`{"units":"celsius","city":"ab1"}`, false}, {`{"units":"celsius","ratio":0.25}`, false}, {`{"units":"celsius","on":false}`, false},
+		{`{"units":"celsius","tiny":-4}`, false}, {`{"units":"cels\u0069us"}`, false}, {`{"units":"celsius","city":"\u00e9a"}`, false},
+		// Lengths count code points, not bytes, and never the escapes.
+		{`{"units":"celsius","city":"é"}`, false}, {`{"units":"celsius","code":"é"}`, false}, {`{"units":"celsius","code":"\u00e9"}`, false},
+		{`{"units":"celsius","code":"éé"}`, true},
+	} {
+		accepted := checkAcceptsJSON[constrainedArgs](t, v, []byte(c.text))
+		if accepted != c.fast {
+			t.Errorf("acceptsJSON(%s) = %v, want %v", c.text, accepted, c.fast)
+		}
+		// Whatever the quick check says, the verdict is jsonschema-go's.
+		var instance any
+		if err := jsonv2.Unmarshal([]byte(c.text), &instance); err != nil {
+			t.Fatal(err)
+		}
+		if (v.Validate(instance) == nil) != (v.full.Validate(instance) == nil) {
+			t.Errorf("Validate(%s) disagrees with jsonschema-go", c.text)
+		}
+	}
+}
+
 // On an open schema, a struct In skips the members it does not name, so a
 // number only the map decoding would refuse must make acceptsJSON decline.
 func TestAcceptsJSONOpenSchemaUnknownMembers(t *testing.T) {
@@ -241,7 +328,13 @@ func FuzzAcceptsJSON(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	constrained, err := newInputSchema(nil, reflect.TypeFor[constrainedArgs]())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(`{"units":"celsius","days":3,"city":"ab","ratio":1,"on":true,"tiny":-3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAcceptsJSON[quickArgs](t, argSchema.resolved, data)
+		checkAcceptsJSON[constrainedArgs](t, constrained.resolved, data)
 	})
 }
