@@ -34,8 +34,29 @@
 // The struct-tag dialect is that of github.com/google/jsonschema-go:
 // `json:"name"` names a member, a field without omitempty is required,
 // `jsonschema:"..."` is its description, and no other members are
-// allowed. For anything richer (ranges, patterns, enums) set
-// Tool.InputSchema by hand; it is then used for validation instead.
+// allowed. Parley's `mcp` tag adds the constraints asked for most,
+// advertised in the schema and checked before the function runs:
+//
+//	type ForecastArgs struct {
+//		City  string `json:"city" mcp:"minLength=1,maxLength=80,pattern='^[^0-9]+$'"`
+//		Units string `json:"units,omitempty" mcp:"enum=celsius,enum=fahrenheit,default=celsius"`
+//		Days  int    `json:"days,omitempty" mcp:"minimum=1,maximum=14,default=3"`
+//		Mail  string `json:"mail,omitempty" mcp:"format=email,title=E-mail"`
+//	}
+//
+// Its items are keyword=value, comma-separated; a value holding a comma is
+// single-quoted ('a,b'; a quote inside is doubled). enum (repeated; enumTitle
+// labels each value), minimum, maximum, minLength, maxLength and pattern
+// (a Go regular expression, unanchored) are checked; format and title are
+// annotations; default is the value an absent optional member takes. A
+// tag that does not fit its field (a bound on a string, a default outside
+// the enum, an unknown keyword) is a registration error. The same tag
+// works on Elicit form fields (within what a form can carry: no pattern,
+// enums of strings, four formats), on prompt arguments and on resource
+// template variables (where it also opts a variable in to slashes, dot
+// segments or control characters; see [AddResourceTemplate]). For
+// anything richer set Tool.InputSchema by hand; it is then used for
+// validation instead.
 //
 // The function returns a string (the result's text), a struct (sent as
 // structuredContent, with an output schema inferred from its type), or a

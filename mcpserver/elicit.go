@@ -36,8 +36,13 @@ func (e Elicitation[T]) Accepted() bool { return e.Action == mcp.ActionAccept }
 
 // Elicit declares a form-mode elicitation under key. The form has one
 // field per exported field of T, a struct of strings, numbers, integers
-// and booleans, named by their json tags and described by their
-// jsonschema tags; fields without omitempty are required. message renders
+// and booleans, named by their json tags, described by their jsonschema
+// tags and constrained by their mcp tags (title and default on any field;
+// enum with optional enumTitle, minLength, maxLength and a format of
+// date, date-time, email or uri on strings; minimum and maximum on
+// numbers); fields without omitempty are required. A form's default is
+// the value the client shows first, so a required field may have one; an
+// answer without an optional field is not given its default. message renders
 // the text shown with the form from the call's arguments (of type In, the
 // registration's argument type) and the answers of the questions in after.
 //
@@ -86,8 +91,8 @@ func (e *ElicitQuestion[T]) AllowDecline() *ElicitQuestion[T] {
 }
 
 // WithSchema replaces the form schema inferred from T with s, for what
-// struct tags cannot say: titles, enums, formats, defaults, bounds. Every
-// property of s must be a field of T. It returns e, for use where e is
+// struct tags cannot say, such as a multi-select of a []string field.
+// Every property of s must be a field of T. It returns e, for use where e is
 // declared; a mismatch is reported when the question is registered.
 func (e *ElicitQuestion[T]) WithSchema(s mcp.ElicitRequestedSchema) *ElicitQuestion[T] {
 	if e.q.err != nil {

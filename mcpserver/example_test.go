@@ -105,3 +105,39 @@ func text(res *mcp.CallToolResult) string {
 	}
 	return out
 }
+
+// The mcp struct tag constrains a member beyond its type: the constraint
+// is advertised in the input schema, checked before the body runs, and a
+// default fills a member the caller left out.
+func ExampleAddTool_constraints() {
+	ctx := context.Background()
+	s := mcpserver.MustNew(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	type ForecastArgs struct {
+		City  string `json:"city" mcp:"minLength=1,maxLength=80"`
+		Units string `json:"units,omitempty" mcp:"enum=celsius,enum=fahrenheit,default=celsius"`
+		Days  int    `json:"days,omitempty" mcp:"minimum=1,maximum=14,default=3"`
+	}
+	err := mcpserver.AddTool(s, &mcp.Tool{Name: "forecast"},
+		func(ctx context.Context, call *mcpserver.Call, a ForecastArgs) (string, error) {
+			return fmt.Sprintf("%d days of %s in %s", a.Days, a.Units, a.City), nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sess, err := client.New(mcp.Implementation{Name: "host", Version: "1.0.0"}, nil).Connect(ctx, s.InMemoryTransport())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	for _, args := range []map[string]any{{"city": "Oslo"}, {"city": "Oslo", "units": "kelvin"}, {"city": "Oslo", "days": 30}} {
+		res, err := sess.CallTool(ctx, "forecast", args)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(res.IsError, text(res))
+	}
+	// Output:
+	// false 3 days of celsius in Oslo
+	// true Tool "forecast": invalid arguments: validating /properties/units: enum: kelvin does not equal any of: [celsius fahrenheit]
+	// true Tool "forecast": invalid arguments: validating /properties/days: maximum: 30 is greater than 14
+}

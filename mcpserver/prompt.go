@@ -30,8 +30,11 @@ var (
 
 // AddPrompt registers a prompt, or replaces the prompt of the same name.
 // When p declares no Arguments and In is a struct, the arguments are
-// derived from In's fields. A prompts/get that lacks a required argument
-// is refused with an invalid-params error naming it.
+// derived from In's fields (a field's mcp tag title is the argument's
+// title). A prompts/get that lacks a required argument, or sends it as
+// null, is refused with an invalid-params error naming it, and so is an
+// argument that breaks its field's mcp tag (enum, minLength, maxLength,
+// pattern); an absent argument takes its field's default.
 //
 // questions are asked before the body runs, exactly as for a tool (see
 // [AddTool]); a prompt that declares them returns *mcp.GetPromptResult, and
