@@ -388,3 +388,32 @@ func TestElicitFormTagErrors(t *testing.T) {
 		wantContains(t, "error", fmt.Sprint(err), `question "q"`, name)
 	}
 }
+
+type sizeArgs struct {
+	Size string `json:"size" mcp:"enum=s,enum=l,enumTitle=Small,enumTitle=Large"`
+}
+
+// A labelled enum is a oneOf of const and title in a tool's schema, and
+// checked as one.
+func TestToolTitledEnum(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newServer(t, nil)
+	mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "size"}, func(ctx context.Context, c *mcpserver.Call, a sizeArgs) (string, error) {
+		return a.Size, nil
+	}))
+	sess := connect(t, s, nil)
+	list, err := sess.ListTools(ctx, "")
+	mustOK(t, err)
+	wantJSON(t, "inputSchema", list.Tools[0].InputSchema, `{
+		"type": "object",
+		"properties": {"size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]}},
+		"required": ["size"],
+		"additionalProperties": false
+	}`)
+	wantText(t, callRaw(t, ctx, sess.CallToolRound, "size", `{"size":"l"}`), false, "l")
+	res := callRaw(t, ctx, sess.CallToolRound, "size", `{"size":"m"}`)
+	if !res.IsError {
+		t.Fatalf("size m accepted: %s", onlyText(t, res))
+	}
+	wantContains(t, "error", onlyText(t, res), "/properties/size", "oneOf")
+}
