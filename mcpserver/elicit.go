@@ -119,7 +119,9 @@ func (e *ElicitQuestion[T]) base() *question { return e.q }
 
 // Get returns what the user entered. In a body, every declared question is
 // answered; with AllowDecline, Get returns the zero T when the user
-// declined or cancelled (see Outcome).
+// declined or cancelled (see Outcome). Reading a question the
+// registration does not declare ends the call with an answer naming it
+// (see [Dependency]), never a zero T.
 func (e *ElicitQuestion[T]) Get(c *Call) T {
 	v, _ := answerOf(c, e.q).value.(T)
 	return v
