@@ -1,9 +1,9 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet unit allocs fuzz examples conformance fleet bench bench-compare bench-smoke run mutate
+.PHONY: test deps fmt vet unit allocs fuzz examples conformance interop fleet bench bench-compare bench-smoke run mutate
 
-test: deps fmt vet unit allocs fuzz bench-smoke examples conformance fleet
+test: deps fmt vet unit allocs fuzz bench-smoke examples conformance interop fleet
 
 # Debian packages the tests use (nginx, redis-server), installed when missing.
 deps:
@@ -74,3 +74,10 @@ fleet:
 # from the npm registry, into a cache folder).
 conformance:
 	bash conformance/run.sh
+
+# Parley against peers built on the TypeScript SDK v2 (interop/, a module of
+# its own): installs Node 22 and the SDK that interop/ts/package-lock.json
+# pins once, from the npm registry, into a cache folder; here a missing
+# Node.js or npm is a failure, not a skip. See interop/README.md.
+interop:
+	cd interop && $(GO) vet ./... && PARLEY_REQUIRE_INTEROP=1 $(GO) test -count=1 ./...
