@@ -1,9 +1,9 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet unit allocs fuzz examples conformance fleet bench bench-compare bench-smoke run mutate
+.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop fleet bench bench-compare bench-smoke run mutate
 
-test: deps fmt vet unit allocs fuzz bench-smoke examples conformance fleet
+test: deps fmt vet api unit allocs fuzz bench-smoke examples conformance interop fleet
 
 # Debian packages the tests use (nginx, redis-server), installed when missing.
 deps:
@@ -18,6 +18,16 @@ vet:
 	@# Every listed mutation must still apply to the code it names, so that
 	@# `make mutate` keeps measuring what docs/testing.md says it does.
 	$(GO) run scripts/mutate/main.go -check
+
+# The exported API must match the recorded baseline, api/baseline.zip: a
+# removal or an incompatible change fails here until it is recorded on
+# purpose (API_BREAK=1 make api-record, named in CHANGELOG.md), and an
+# addition until it is recorded (make api-record). See api/README.md.
+api:
+	GO=$(GO) bash scripts/api.sh check
+
+api-record:
+	GO=$(GO) bash scripts/api.sh record
 
 # The Redis single-use store is tested against a real redis-server
 # (scripts/deps.sh installs it); here its absence is a failure, not a skip.
@@ -74,3 +84,10 @@ fleet:
 # from the npm registry, into a cache folder).
 conformance:
 	bash conformance/run.sh
+
+# Parley against peers built on the TypeScript SDK v2 (interop/, a module of
+# its own): installs Node 22 and the SDK that interop/ts/package-lock.json
+# pins once, from the npm registry, into a cache folder; here a missing
+# Node.js or npm is a failure, not a skip. See interop/README.md.
+interop:
+	cd interop && $(GO) vet ./... && PARLEY_REQUIRE_INTEROP=1 $(GO) test -count=1 ./...

@@ -43,14 +43,21 @@ type Options struct {
 	// the newest version Parley speaks, negotiating down to an older
 	// 2026-07-28-style version both sides speak if the server asks for
 	// one. A server that does not speak that generation gets the legacy
-	// initialize handshake instead: one that answers -32601, one that
-	// answers -32022 naming no such version the client speaks, one that
-	// answers -32600 or -32602 (what deployed legacy servers say to a
-	// request before initialize), and one whose connection fails or
-	// closes before it answers (a stdio server that exits on an unknown
-	// first request; Connect then calls the transport's Connect once more
-	// and initializes on the new connection, which a transport that
-	// spawns its server must support).
+	// initialize handshake instead: one that answers with any error but
+	// the few only 2026-07-28 defines (-32020, -32021, and a -32022 naming
+	// a 2026-07-28-style version the client speaks), in-band or in the
+	// body of an HTTP 400, 404, 405 or other 4xx (deployed legacy servers
+	// say -32601, -32602, -32600 or -32000 to a request before
+	// initialize, or send an empty body), and one whose connection fails
+	// or closes before it answers (a stdio server that exits on an
+	// unknown first request; Connect then calls the transport's Connect
+	// once more and initializes on the new connection, which a transport
+	// that spawns its server must support). An HTTP 401 or 403, a 5xx, a
+	// POST that failed and a probe left unanswered are never taken for a
+	// legacy server: Connect fails with them, so that authorization and
+	// outages are not hidden by a downgrade (the status is in the error
+	// as a *transport.HTTPStatusError). See
+	// docs/design/014-detecting-legacy-servers.md.
 	//
 	// A 2026-07-28-generation version pins it: every request carries it,
 	// nothing is ever initialized, and a server that refuses it (-32022)

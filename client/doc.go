@@ -30,10 +30,13 @@
 //
 // Options.ProtocolVersion chooses. Left empty, Connect probes
 // server/discover with 2026-07-28 and falls back to initialize for a server
-// that does not speak it: one that answers -32601, -32600 or -32602, or
-// -32022 naming no version of that generation the client speaks, or whose
-// connection closes before it answers (Connect then connects the transport
-// again, as a stdio server that exits on an unknown request needs). A
+// that does not speak it: one that answers with any error but those only
+// 2026-07-28 defines (in-band, or in an HTTP 400, 404, 405 or other 4xx,
+// with an empty body too), or -32022 naming no version of that generation
+// the client speaks, or whose connection closes before it answers
+// (Connect then connects the transport again, as a stdio server that exits
+// on an unknown request needs). An HTTP 401 or 403, a 5xx and a failed
+// request are never taken for a legacy server: Connect fails with them. A
 // 2026-07-28 version pins that generation; a legacy version pins the
 // legacy one, and Connect initializes at once. [Session.ProtocolVersion]
 // reports what was settled, and its Era which generation it is.

@@ -97,19 +97,48 @@ func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion) err
 // legacyFallback decides whether the failure of the server/discover probe
 // (probeErr) means a server of the legacy generation, and which version to
 // offer it: the newest legacy version the server listed in a -32022 that
-// the client speaks, else the client's newest legacy version.
+// the client speaks, else the client's newest legacy version. The rule
+// (docs/design/014-detecting-legacy-servers.md) follows the
+// specification's: only an answer that is positively of the 2026-07-28
+// generation keeps the client from the handshake, and what is not an
+// answer about the generation at all never sends it there.
 //
-// Besides -32601 and a -32022 naming no 2026-07-28-generation version the
-// client speaks, it falls back on -32600 and -32602: deployed legacy
-// servers answer a request that comes before initialize with those (the
-// Python SDK's "Invalid request parameters", for one). It falls back too
-// when the connection failed before any answer, as a stdio server that
-// exits on an unknown first request makes it. Any other answer is a
-// 2026-07-28 server's, and stays the error.
+//   - An answer with HTTP 401 or 403 belongs to authorization, and a 5xx
+//     to an outage: neither says anything about the generation, and
+//     initializing would hide them (or handshake, as legacy, with a modern
+//     server behind an authorization wall).
+//   - A request the transport failed to deliver (a POST that failed: a
+//     network error, an OAuth RoundTripper's refusal) was not answered,
+//     and neither was a probe left waiting until the RequestTimeout or
+//     the caller's context ended.
+//   - A connection that failed or closed before any answer is a legacy
+//     sign: a stdio server that exits on an unknown first request.
+//   - Of the errors the server answered with (in-band, or in the body of
+//     any other HTTP status, or the empty or non-JSON-RPC body of one),
+//     the codes only 2026-07-28 defines are modern: -32020, -32021, and
+//     -32022 naming a 2026-07-28-generation version the client speaks
+//     (the probe already retried with it) or none it can read. A -32022
+//     naming only other versions sends the client to the handshake.
+//     Every other code is a legacy server's, whatever it is: deployed
+//     ones answer a request before initialize with -32601, -32602, -32600
+//     or -32000 ("Bad Request: Server not initialized"), and the
+//     specification warns against keying the fallback on any one code.
 func (c *Client) legacyFallback(ctx context.Context, probeErr error) (mcp.ProtocolVersion, bool) {
 	newest := c.mutualVersion(c.versions, true)
 	if newest == "" || ctx.Err() != nil {
 		return "", false
+	}
+	var (
+		status *transport.HTTPStatusError
+		failed *jsonrpc.TransportError
+	)
+	switch {
+	case errors.As(probeErr, &status):
+		if !statusMayBeLegacy(status.StatusCode) {
+			return "", false
+		}
+	case errors.As(probeErr, &failed):
+		return "", false // the POST failed: no answer at all
 	}
 	if data, ok := mcp.AsUnsupportedProtocolVersion(probeErr); ok {
 		if c.mutualVersion(data.Supported, false) != "" {
@@ -124,13 +153,31 @@ func (c *Client) legacyFallback(ctx context.Context, probeErr error) (mcp.Protoc
 		return newest, true
 	}
 	if e, ok := asRPCError(probeErr); ok {
-		switch e.Code {
-		case jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams:
-			return newest, true
+		if modernCode(e.Code) {
+			return "", false
 		}
-		return "", false
+		return newest, true
 	}
 	return newest, connectionLost(probeErr)
+}
+
+// statusMayBeLegacy reports whether an HTTP status other than 2xx that
+// answered the probe may come from a legacy server refusing a request it
+// does not know (400, 404, 405 and the other 4xx), rather than from an
+// authorization layer (401, 403) or an outage (5xx).
+// (The numbers are spelt out: the client package does not link net/http.)
+func statusMayBeLegacy(code int) bool {
+	return code != 401 && code != 403 && code < 500
+}
+
+// modernCode reports whether code is one of the error codes that only the
+// 2026-07-28 generation defines, and so names a server of it.
+func modernCode(code int64) bool {
+	switch code {
+	case mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
+		return true
+	}
+	return false
 }
 
 // connectionLost reports whether err says the connection failed or closed

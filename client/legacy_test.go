@@ -229,11 +229,16 @@ func TestAutoLegacyOnLegacyServer(t *testing.T) {
 	})
 }
 
-// TestAutoLegacyOnErrorCodes: -32601 (no server/discover), and the -32602
-// and -32600 deployed legacy servers answer a request before initialize
-// with, make automatic mode initialize on the same connection.
+// TestAutoLegacyOnErrorCodes: any error code that 2026-07-28 does not
+// define makes automatic mode initialize on the same connection: -32601
+// (no server/discover), the -32602, -32600 and -32000 deployed legacy
+// servers answer a request before initialize with (the TypeScript SDK's
+// "Bad Request: Server not initialized" is -32000), the -32001 of a
+// session it does not know, and codes no one uses, since the
+// specification warns against keying the fallback on any one code.
 func TestAutoLegacyOnErrorCodes(t *testing.T) {
-	for _, code := range []int64{jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest} {
+	for _, code := range []int64{jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest,
+		-32000, -32001, jsonrpc.CodeInternalError, jsonrpc.CodeParseError, -32023, 0, 42} {
 		synctest.Test(t, func(t *testing.T) {
 			f, tr := newFake(t)
 			res := connectAsync(newClient(nil), tr)

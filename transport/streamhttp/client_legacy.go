@@ -331,7 +331,7 @@ func (c *clientConn) legacyExchange(ctx context.Context, s *legacySession, lc *l
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		s.end(sid)
-		return sessionEnded(m.id, resp.StatusCode)
+		return sessionEnded(m.id, resp.StatusCode).refusedWith(resp)
 	}
 	var rep *reply
 	switch mediaType(resp.Header.Get("Content-Type")) {
@@ -352,7 +352,7 @@ func (c *clientConn) legacyExchange(ctx context.Context, s *legacySession, lc *l
 	if m.method == mcp.MethodInitialize && rep.resp.Error == nil {
 		rep = c.beginSession(s, m.id, resp.Header.Get(HeaderSessionID), rep)
 	}
-	return rep
+	return rep.refusedWith(resp)
 }
 
 // beginSession records the session an initialize response opened: its id

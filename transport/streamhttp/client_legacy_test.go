@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/transport"
 )
 
 // The tests in this file drive the client transport against legacy
@@ -222,6 +223,30 @@ func readMessage(t *testing.T, c *clientConn) jsonrpc.Message {
 		t.Fatalf("Read %s: %v", raw, err)
 	}
 	return m
+}
+
+// readRefusal reads the error response to a request whose POST got HTTP
+// status: Read returns it in a *transport.CallError whose cause is the
+// *transport.HTTPStatusError.
+func readRefusal(t *testing.T, c *clientConn, status int) *jsonrpc.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, err := c.Read(ctx)
+	var ce *transport.CallError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Read = %s, %v; want a *transport.CallError", raw, err)
+	}
+	var se *transport.HTTPStatusError
+	if !errors.As(err, &se) || se.StatusCode != status {
+		t.Fatalf("Read: %v, want a *transport.HTTPStatusError with status %d", err, status)
+	}
+	m, _, derr := jsonrpc.DecodeMessage(ce.Response)
+	r, ok := m.(*jsonrpc.Response)
+	if derr != nil || !ok || r.Error == nil {
+		t.Fatalf("CallError.Response = %s (%v), want an error response", ce.Response, derr)
+	}
+	return r
 }
 
 func readResponse(t *testing.T, c *clientConn) *jsonrpc.Response {
@@ -760,7 +785,7 @@ func TestLegacySessionEnded(t *testing.T) {
 	mu.Unlock()
 
 	write(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	r := readResponse(t, c)
+	r := readRefusal(t, c, http.StatusNotFound)
 	if r.ID.Raw() != "2" || r.Error == nil || !strings.Contains(r.Error.Message, "ended the session") ||
 		!strings.Contains(string(r.Error.Data), `"sessionEnded":true`) || !strings.Contains(string(r.Error.Data), `"httpStatus":404`) {
 		t.Fatalf("response to the 404 %+v", r)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -513,7 +514,9 @@ func (d dropParamHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestClientErrorStatuses: answers that are not JSON-RPC become error
-// responses that say what happened.
+// responses that say what happened, and a status other than 2xx is in the
+// call's error as a *transport.HTTPStatusError, with the server's own
+// JSON-RPC error when the body held one.
 func TestClientErrorStatuses(t *testing.T) {
 	var mode atomic.Value
 	url, _ := fakeServer(t, func(r *http.Request, msg *jsonrpc.Request) (int, string) {
@@ -541,14 +544,15 @@ func TestClientErrorStatuses(t *testing.T) {
 		mode    string
 		code    int64
 		message string
+		status  int // of the *transport.HTTPStatusError; 0: none
 	}{
-		{"502", jsonrpc.CodeInternalError, "HTTP 502 Bad Gateway"},
-		{"403", jsonrpc.CodeInvalidRequest, "Forbidden: Host not allowed"},
-		{"202", jsonrpc.CodeInternalError, "carried no JSON-RPC response"},
-		{"sse-cut", jsonrpc.CodeInternalError, "ended before the response"},
-		{"sse-ok", 0, ""},
-		{"other-id", jsonrpc.CodeInternalError, "with the response to"},
-		{"huge", jsonrpc.CodeInternalError, "exceeds the limit of 1000 bytes"},
+		{"502", jsonrpc.CodeInternalError, "HTTP 502 Bad Gateway", 502},
+		{"403", jsonrpc.CodeInvalidRequest, "Forbidden: Host not allowed", 403},
+		{"202", jsonrpc.CodeInternalError, "carried no JSON-RPC response", 0},
+		{"sse-cut", jsonrpc.CodeInternalError, "ended before the response", 0},
+		{"sse-ok", 0, "", 0},
+		{"other-id", jsonrpc.CodeInternalError, "with the response to", 0},
+		{"huge", jsonrpc.CodeInternalError, "exceeds the limit of 1000 bytes", 0},
 	} {
 		mode.Store(tt.mode)
 		_, err := sess.CallTool(ctx, "x", nil)
@@ -561,6 +565,16 @@ func TestClientErrorStatuses(t *testing.T) {
 		var e *jsonrpc.Error
 		if !errors.As(err, &e) || e.Code != tt.code || !strings.Contains(e.Message, tt.message) {
 			t.Errorf("%s: error %v, want code %d with %q", tt.mode, err, tt.code, tt.message)
+		}
+		if err.Error() != e.Error() {
+			t.Errorf("%s: error says %q, want the error object's %q", tt.mode, err, e)
+		}
+		var se *transport.HTTPStatusError
+		switch {
+		case tt.status == 0 && errors.As(err, &se):
+			t.Errorf("%s: error %v carries HTTP status %d", tt.mode, err, se.StatusCode)
+		case tt.status != 0 && (!errors.As(err, &se) || se.StatusCode != tt.status || !strings.HasPrefix(se.Status, strconv.Itoa(tt.status)+" ")):
+			t.Errorf("%s: error %v, want a *transport.HTTPStatusError with status %d", tt.mode, err, tt.status)
 		}
 	}
 }

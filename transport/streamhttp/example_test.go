@@ -2,6 +2,7 @@ package streamhttp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport"
 	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
@@ -39,4 +41,31 @@ func ExampleNewHandler() {
 	}
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output: Hello over HTTP!
+}
+
+// A status other than 2xx reaches the caller as a *transport.HTTPStatusError
+// beside the JSON-RPC error: here an endpoint behind an authorization layer
+// that wants a token. Connect does not take the 401 for a server of the
+// older generation; it fails, and the caller can tell why from the type.
+func ExampleNewClientTransport_httpStatus() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+
+	c := client.New(mcp.Implementation{Name: "example-client", Version: "1.0.0"}, nil)
+	sess, err := c.Connect(context.Background(), streamhttp.NewClientTransport(srv.URL, nil))
+	var status *transport.HTTPStatusError
+	switch {
+	case err == nil:
+		sess.Close()
+		fmt.Println("connected")
+	case errors.As(err, &status) && status.StatusCode == http.StatusUnauthorized:
+		fmt.Println("the server wants authorization:", status)
+	default:
+		fmt.Println("failed:", err)
+	}
+	// Output:
+	// the server wants authorization: HTTP 401 Unauthorized
 }

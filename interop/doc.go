@@ -1,0 +1,10 @@
+// Package interop tests Parley against peers it did not write: programs
+// built on the TypeScript SDK v2 from the npm registry, at the versions
+// ts/package-lock.json pins. Parley's client, in automatic mode, connects
+// over Streamable HTTP and stdio to TypeScript servers of the 2025
+// generation (sessionful, stateless, stdio-only) and calls a tool that
+// elicits; the TypeScript client, in its legacy and automatic modes, does
+// the same against Parley's server. It is a module of its own, so that
+// `go test ./...` at the root never needs Node.js; `make interop` (part
+// of `make test`) runs it. See README.md.
+package interop
