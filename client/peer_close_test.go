@@ -46,7 +46,7 @@ func TestCloseEndsListenStreamsFirst(t *testing.T) {
 }
 
 func closeWithStreams(t *testing.T, legacy bool) {
-	spectest.Dir(t) // skip here, not on a goroutine of the connection
+	spectest.Dir(t) // a missing fixture fails here, not on a goroutine of the connection
 	srv := fixture(nil)
 	ends := listenEnds(srv)
 	clientEnd, serverEnd := transport.NewMemoryPipe()

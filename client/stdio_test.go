@@ -223,7 +223,7 @@ func TestStdioAutoFallsBackToALegacyServer(t *testing.T) {
 // ways name only what 2025-11-25 defines (legacyWire checks each), the
 // cacheable results of a Parley server included.
 func TestStdioLegacyWire(t *testing.T) {
-	spectest.Dir(t) // here, not on legacyWire's reading goroutine, where a skip would stall
+	spectest.Dir(t) // a missing fixture fails here, not on legacyWire's reading goroutine, where FailNow would stall
 	_, tr, _ := serverCommand(t, "serve")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

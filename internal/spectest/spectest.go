@@ -2,10 +2,11 @@
 // fixtures: the JSON schema of each protocol version and the example
 // messages of 2026-07-28. It is for tests only.
 //
-// The fixtures live outside the module, in ../shared/spec beside the module
-// root, or wherever PARLEY_SPEC_DIR points. Tests that need them are skipped,
-// with a message saying where the fixtures were looked for, when they are
-// absent.
+// The fixtures are copies of the official files, kept in the repository
+// under testdata/spec beside this package (testdata/spec/README.md says
+// where each comes from and under which licence), so a plain clone tests
+// everything. A test that needs them fails, never skips, when they are
+// missing.
 //
 // Validate checks a JSON text against one definition of a version's schema;
 // ValidateMessage checks a whole JSON-RPC message that Parley emitted,
@@ -23,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -33,58 +35,42 @@ import (
 	"github.com/parley-mcp/parley/mcp"
 )
 
-// EnvDir names the environment variable that overrides the fixture folder.
-const EnvDir = "PARLEY_SPEC_DIR"
-
 // Dir returns the folder holding the official spec fixtures (one folder per
-// protocol version, each with schema.json): $PARLEY_SPEC_DIR when set, else
-// ../shared/spec relative to the module root. It skips the test when the
-// folder does not exist.
+// protocol version, each with schema.json): testdata/spec beside this
+// package's source, inside the module, so a plain clone tests everything.
+// A missing folder fails the test: the fixtures are part of the repository,
+// and a test that cannot read them must not pass by skipping.
 func Dir(t testing.TB) string {
 	t.Helper()
 	dir, err := specDir()
 	if err != nil {
-		t.Skipf("spectest: %v", err)
+		t.Fatalf("spectest: %v", err)
 	}
 	return dir
 }
 
+// sourceDir is the folder of this file, which the go command compiles from
+// the module's source tree, so the fixtures beside it are found from any
+// package's test, whatever its working directory.
+var sourceDir = func() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	return filepath.Dir(file)
+}()
+
 // specDir resolves the fixture folder without a testing.TB.
 func specDir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("spec fixtures not found in %s (from $%s)", d, EnvDir)
-		}
-		return d, nil
+	if sourceDir == "" {
+		return "", fmt.Errorf("%w: cannot locate the spectest package's source", ErrFixturesMissing)
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		return "", fmt.Errorf("%v; set $%s to the folder holding <version>/schema.json", err, EnvDir)
+	d := filepath.Join(sourceDir, "testdata", "spec")
+	if fi, err := os.Stat(filepath.Join(d, string(mcp.Version20260728), "schema.json")); err != nil || fi.IsDir() {
+		return "", fmt.Errorf("%w: no %s/schema.json in %s (the repository's copy of the official fixtures; see its README.md)",
+			ErrFixturesMissing, mcp.Version20260728, d)
 	}
-	d := filepath.Join(root, "..", "shared", "spec")
-	if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("spec fixtures not found in %s; put them there or set $%s", filepath.Clean(d), EnvDir)
-	}
-	return filepath.Clean(d), nil
-}
-
-// moduleRoot walks up from the working directory to the folder holding
-// go.mod.
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", fmt.Errorf("no go.mod above %s", wd)
-		}
-		d = parent
-	}
+	return d, nil
 }
 
 // Example is one official example message.
@@ -100,13 +86,13 @@ type Example struct {
 }
 
 // Examples returns every example of version (only 2026-07-28 ships them),
-// sorted by type then name. It skips the test when the fixtures are absent.
+// sorted by type then name. It fails the test when the fixtures are absent.
 func Examples(t testing.TB, version mcp.ProtocolVersion) []Example {
 	t.Helper()
 	root := filepath.Join(Dir(t), string(version), "examples")
 	dirs, err := os.ReadDir(root)
 	if err != nil {
-		t.Skipf("spectest: no examples for %s: %v", version, err)
+		t.Fatalf("spectest: no examples for %s: %v", version, err)
 	}
 	var out []Example
 	for _, d := range dirs {
@@ -182,12 +168,12 @@ func load(version mcp.ProtocolVersion) (*schemaSet, error) {
 func loadSet(version mcp.ProtocolVersion) (*schemaSet, error) {
 	dir, err := specDir()
 	if err != nil {
-		return nil, errSkip{err}
+		return nil, err
 	}
 	path := filepath.Join(dir, string(version), "schema.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, errSkip{err}
+		return nil, fmt.Errorf("%w: %w", ErrFixturesMissing, err)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
@@ -217,15 +203,10 @@ func loadSet(version mcp.ProtocolVersion) (*schemaSet, error) {
 	return s, nil
 }
 
-// ErrFixturesMissing is matched (with errors.Is) by the error Check and
-// CheckMessage return when the spec fixtures cannot be found; Validate and
-// ValidateMessage skip the test instead.
+// ErrFixturesMissing is matched (with errors.Is) by the error Check,
+// CheckMessage and Extras return when the spec fixtures cannot be found;
+// Dir, Validate and ValidateMessage fail the test with it.
 var ErrFixturesMissing = errors.New("spectest: spec fixtures missing")
-
-// errSkip marks a missing-fixture error, which skips rather than fails.
-type errSkip struct{ error }
-
-func (e errSkip) Is(target error) bool { return target == ErrFixturesMissing }
 
 // index finds the request, notification and error-response definitions.
 func (s *schemaSet) index() {
@@ -332,12 +313,12 @@ func (s *schemaSet) check(def string, data []byte) error {
 	return nil
 }
 
-// report turns a load or check error into a skip or a test error.
+// report turns a load or check error into a test error: fatal when the
+// fixtures are missing, since nothing after it could be checked.
 func report(t testing.TB, err error, what string, data []byte) {
 	t.Helper()
-	var skip errSkip
-	if errors.As(err, &skip) {
-		t.Skipf("spectest: %v", skip.error)
+	if errors.Is(err, ErrFixturesMissing) {
+		t.Fatalf("spectest: %v", err)
 	}
 	t.Errorf("spectest: %s does not conform: %v\nmessage: %s", what, err, data)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestMessageExtrasLegacy(t *testing.T) {
-	spectest.Dir(t) // skips, naming the folder, where the fixtures are missing
+	spectest.Dir(t) // fails here, naming the folder, if the fixtures are missing
 	v := mcp.Version20251125
 	cases := []struct {
 		name, msg, method string

@@ -17,7 +17,7 @@ import (
 // updates of its GET stream, and the answers of a stateless legacy
 // request.
 func TestHandlerLegacyWire(t *testing.T) {
-	spectest.Dir(t) // skips, naming the folder, where the fixtures are missing
+	spectest.Dir(t) // fails here, naming the folder, if the fixtures are missing
 	strict := func(msg []byte, method string) {
 		t.Helper()
 		spectest.ValidateMessageStrict(t, mcp.Version20251125, msg, method)
