@@ -38,9 +38,9 @@ func (e Elicitation[T]) Accepted() bool { return e.Action == mcp.ActionAccept }
 // field per exported field of T, a struct of strings, numbers, integers
 // and booleans, named by their json tags, described by their jsonschema
 // tags and constrained by their mcp tags (title and default on any field;
-// enum with optional enumTitle, minLength, maxLength and a format of
-// date, date-time, email or uri on strings; minimum and maximum on
-// numbers); fields without omitempty are required. A form's default is
+// on strings, either an enum (with optional enumTitle) or minLength,
+// maxLength and a format of date, date-time, email or uri; minimum and
+// maximum on numbers); fields without omitempty are required. A form's default is
 // the value the client shows first, so a required field may have one; an
 // answer without an optional field is not given its default. message renders
 // the text shown with the form from the call's arguments (of type In, the
@@ -236,6 +236,10 @@ func formRules(r *fieldRules) error {
 	switch {
 	case r.pattern != "":
 		return errors.New("an elicitation form's string fields carry no pattern: the protocol's form schema has none")
+	case len(r.enum) > 0 && (r.minLength != nil || r.maxLength != nil || r.format != ""):
+		// The form's enum schemas have no such members: the client would
+		// not show them, and the answer is checked against the form sent.
+		return errors.New("an elicitation form's enum fields carry no minLength, maxLength or format: the protocol's enum schemas have none")
 	case r.format != "" && !slices.Contains([]mcp.StringFormat{mcp.FormatDate, mcp.FormatDateTime, mcp.FormatEmail, mcp.FormatURI}, mcp.StringFormat(r.format)):
 		return fmt.Errorf("format %q: an elicitation form's formats are date, date-time, email and uri", r.format)
 	}

@@ -2,10 +2,12 @@ package mcpserver_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 )
@@ -140,4 +142,68 @@ func ExampleAddTool_constraints() {
 	// false 3 days of celsius in Oslo
 	// true Tool "forecast": invalid arguments: validating /properties/units: enum: kelvin does not equal any of: [celsius fahrenheit]
 	// true Tool "forecast": invalid arguments: validating /properties/days: maximum: 30 is greater than 14
+}
+
+// Template variables arrive percent-decoded, so a simple {name} can carry
+// "../" encoded as "..%2F". Such values are refused before the function
+// runs; a {+path} variable may hold slashes, but not dot segments or a
+// leading slash, unless its field's mcp tag allows them.
+func ExampleAddResourceTemplate() {
+	ctx := context.Background()
+	s := mcpserver.MustNew(mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
+	type NoteVars struct {
+		Name string `json:"name" mcp:"maxLength=64"`
+	}
+	err := mcpserver.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "notes:///{name}", Name: "note"},
+		func(ctx context.Context, call *mcpserver.Call, v NoteVars) (*mcp.ReadResourceResult, error) {
+			text := "the note " + v.Name
+			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{
+				&mcp.TextResourceContents{URI: call.ResourceURI(), MIMEType: "text/plain", Text: text}}}, nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	type FileVars struct {
+		Path string `json:"path"`
+	}
+	err = mcpserver.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "files:///{+path}", Name: "file"},
+		func(ctx context.Context, call *mcpserver.Call, v FileVars) (*mcp.ReadResourceResult, error) {
+			text := "the file " + v.Path
+			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{
+				&mcp.TextResourceContents{URI: call.ResourceURI(), MIMEType: "text/plain", Text: text}}}, nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sess, err := client.New(mcp.Implementation{Name: "host", Version: "1.0.0"}, nil).Connect(ctx, s.InMemoryTransport())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	for _, uri := range []string{
+		"notes:///my%20plan", "notes:///..%2F..%2Fetc%2Fpasswd", "notes:///a%00b",
+		"files:///docs/a.txt", "files:///docs/../../etc/passwd", "files:////etc/passwd",
+	} {
+		res, err := sess.ReadResource(ctx, uri)
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			fmt.Println(rpcErr.Code, rpcErr.Message)
+		case err != nil:
+			log.Fatal(err)
+		default:
+			for _, c := range res.Contents {
+				if tc, ok := c.(*mcp.TextResourceContents); ok {
+					fmt.Println(tc.Text)
+				}
+			}
+		}
+	}
+	// Output:
+	// the note my plan
+	// -32602 Invalid params: resource template "notes:///{name}": variable "name": holds a '/'
+	// -32602 Invalid params: resource template "notes:///{name}": variable "name": holds a control character
+	// the file docs/a.txt
+	// -32602 Invalid params: resource template "files:///{+path}": variable "path": holds a "." or ".." segment
+	// -32602 Invalid params: resource template "files:///{+path}": variable "path": starts with a '/'
 }

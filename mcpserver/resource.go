@@ -81,10 +81,10 @@ func (s *Server) AddResource(r *mcp.Resource, h ResourceHandler) error {
 //
 //   - is not valid UTF-8;
 //   - holds a control character, NUL among them;
-//   - holds a ”;
+//   - holds a backslash;
 //   - holds a '/', unless the variable appears only in {+var} or {#var}
 //     expansions; there, it may not start with one (an absolute path);
-//   - has a "." or ".." segment (split at '/' and ”).
+//   - has a "." or ".." segment (split at slashes and backslashes).
 //
 // A variable opts in to what its function handles safely with the mcp tag
 // of its field: allow=slash, allow=backslash, allow=dots or allow=control

@@ -377,12 +377,20 @@ func TestElicitFormTagErrors(t *testing.T) {
 	type allow struct {
 		A string `json:"a" mcp:"allow=dots"`
 	}
+	type enumLength struct {
+		A string `json:"a" mcp:"enum=x,enum=yy,minLength=2"`
+	}
+	type enumFormat struct {
+		A string `json:"a,omitempty" mcp:"enum=2026-01-01,format=date"`
+	}
 	s, _ := newServer(t, nil)
 	for name, q := range map[string]mcpserver.Dependency{
 		"an elicitation form's string fields carry no pattern":                                           mcpserver.Elicit[withPattern]("q", msg),
 		`field "a" of mcpserver_test.numberEnum has an enum: an elicitation form's enums are of strings`: mcpserver.Elicit[numberEnum]("q", msg),
 		`format "uuid": an elicitation form's formats are date, date-time, email and uri`:                mcpserver.Elicit[otherFormat]("q", msg),
 		"allow applies to resource template variables only":                                              mcpserver.Elicit[allow]("q", msg),
+		"field A of mcpserver_test.enumLength: an elicitation form's enum fields carry no minLength":     mcpserver.Elicit[enumLength]("q", msg),
+		"field A of mcpserver_test.enumFormat: an elicitation form's enum fields carry no minLength":     mcpserver.Elicit[enumFormat]("q", msg),
 	} {
 		err := mcpserver.AddTool(s, &mcp.Tool{Name: "t"}, func(context.Context, *mcpserver.Call, dbArgs) (string, error) { return "", nil }, q)
 		wantContains(t, "error", fmt.Sprint(err), `question "q"`, name)
