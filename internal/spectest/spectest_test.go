@@ -105,4 +105,3 @@ func TestExamples(t *testing.T) {
 		}
 	}
 }
-
