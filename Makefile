@@ -20,8 +20,14 @@ fmt:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+# staticcheck's version is pinned; go run fetches it from the module proxy.
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 vet:
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	cd bench && $(GO) run $(STATICCHECK) ./...
+	cd interop && $(GO) run $(STATICCHECK) ./...
 	@bash scripts/stages.sh --self-test
 	@# Every listed mutation must still apply to the code it names, so that
 	@# `make mutate` keeps measuring what docs/testing.md says it does.

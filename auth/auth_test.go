@@ -18,7 +18,8 @@ func TestInfoRoundTrip(t *testing.T) {
 		t.Fatalf("InfoFrom = %v, want %v", got, want)
 	}
 	// A plain string key of the same spelling must not be mistaken for it.
-	ctx = context.WithValue(ctx, "auth.Info", want) // deliberately the wrong kind of key
+	//lint:ignore SA1029 deliberately the wrong kind of key
+	ctx = context.WithValue(ctx, "auth.Info", want)
 	if auth.InfoFrom(ctx) != nil {
 		t.Fatal("a foreign context key was read as auth info")
 	}

@@ -43,7 +43,8 @@ func TestIDDistinct(t *testing.T) {
 	if len(ids) != 3 {
 		t.Errorf("got %d distinct ids, want 3", len(ids))
 	}
-	if Int64ID(7).Raw() != "7" || StringID("a").Raw() != `"a"` || Int64ID(7) != Int64ID(7) || StringID("a") != StringID("a") {
+	n1, n2, s1, s2 := Int64ID(7), Int64ID(7), StringID("a"), StringID("a")
+	if n1.Raw() != "7" || s1.Raw() != `"a"` || n1 != n2 || s1 != s2 {
 		t.Error("constructors do not build comparable ids")
 	}
 }

@@ -411,19 +411,6 @@ func appendContentList(dst []byte, l []ContentBlock) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-// contentBlockValue decodes one content block inside decoders.
-type contentBlockValue struct{ v ContentBlock }
-
-func (c *contentBlockValue) UnmarshalJSON(data []byte) error {
-	if isNullJSON(data) {
-		c.v = nil
-		return nil
-	}
-	v, err := DecodeContentBlock(data)
-	c.v = v
-	return err
-}
-
 // nonNilContent returns l, or an empty list when l is nil, so that a
 // required content array is written as [] rather than null.
 func nonNilContent(l []ContentBlock) []ContentBlock {

@@ -19,7 +19,8 @@ type writeArgs struct {
 	Audience string `json:"audience,omitempty" jsonschema:"who reads it"`
 	Plain    string // no tag: named by its Go name, required
 	Skipped  string `json:"-"`
-	internal string //nolint:unused // unexported: not an argument
+	//lint:ignore U1000 an unexported field, present to show it is not an argument
+	internal string
 }
 
 // userSays is a prompt result of one user message.

@@ -56,7 +56,7 @@ func checkAgainstOldParser(t *testing.T, raw []byte) {
 		// Refused by both; the oracle shares CheckUnambiguous, whose
 		// limit is now jsontext.MaxDepth too, so it may give the other
 		// reason.
-	case errors.Is(oldErr, errAmbiguous) != errors.Is(err, errAmbiguous) || errors.Is(oldErr, oldErrBadJSON) != errors.Is(err, errBadJSON):
+	case errors.Is(oldErr, errAmbiguous) != errors.Is(err, errAmbiguous) || errors.Is(oldErr, errOldBadJSON) != errors.Is(err, errBadJSON):
 		t.Fatalf("%q: refused before with %v, now with %v", raw, oldErr, err)
 	}
 }

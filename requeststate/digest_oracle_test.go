@@ -38,7 +38,7 @@ func oldRequestDigest(name string, raw []byte) (d [digestLen]byte, err error) {
 // already refuses messages nested deeper than 128.
 const oldMaxDepth = 256
 
-var oldErrBadJSON = errors.New("requeststate: arguments are not valid JSON")
+var errOldBadJSON = errors.New("requeststate: arguments are not valid JSON")
 
 // oldCanon writes the canonical form of JSON values into a hash, through a
 // small buffer so that the hash sees few, large writes.
@@ -127,14 +127,14 @@ type oldMember struct {
 func (c *oldCanon) value(data []byte, i, depth int) (int, error) {
 	i = oldSkipSpace(data, i)
 	if i >= len(data) {
-		return 0, oldErrBadJSON
+		return 0, errOldBadJSON
 	}
 	switch data[i] {
 	case '{':
 		return c.object(data, i, depth)
 	case '[':
 		if depth >= oldMaxDepth {
-			return 0, oldErrBadJSON
+			return 0, errOldBadJSON
 		}
 		c.byte('[')
 		i = oldSkipSpace(data, i+1)
@@ -149,21 +149,21 @@ func (c *oldCanon) value(data []byte, i, depth int) (int, error) {
 			}
 			i = oldSkipSpace(data, i)
 			if i >= len(data) {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			if data[i] == ']' {
 				c.byte(']')
 				return i + 1, nil
 			}
 			if data[i] != ',' {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			i++
 		}
 	case '"':
 		end, _, ok := oldScanString(data, i)
 		if !ok {
-			return 0, oldErrBadJSON
+			return 0, errOldBadJSON
 		}
 		c.byte('s')
 		c.unescape(data[i+1 : end-1])
@@ -182,7 +182,7 @@ func (c *oldCanon) value(data []byte, i, depth int) (int, error) {
 
 func (c *oldCanon) literal(data []byte, i int, word string, tag byte) (int, error) {
 	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
-		return 0, oldErrBadJSON
+		return 0, errOldBadJSON
 	}
 	c.byte(tag)
 	return i + len(word), nil
@@ -193,7 +193,7 @@ func (c *oldCanon) literal(data []byte, i int, word string, tag byte) (int, erro
 // known.
 func (c *oldCanon) object(data []byte, i, depth int) (int, error) {
 	if depth >= oldMaxDepth {
-		return 0, oldErrBadJSON
+		return 0, errOldBadJSON
 	}
 	var stack [16]oldMember
 	ms := stack[:0]
@@ -204,16 +204,16 @@ func (c *oldCanon) object(data []byte, i, depth int) (int, error) {
 		for {
 			i = oldSkipSpace(data, i)
 			if i >= len(data) || data[i] != '"' {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			end, escaped, ok := oldScanString(data, i)
 			if !ok {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			m := oldMember{key: data[i+1 : end-1], escaped: escaped}
 			i = oldSkipSpace(data, end)
 			if i >= len(data) || data[i] != ':' {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			m.valueStart = oldSkipSpace(data, i+1)
 			var err error
@@ -223,14 +223,14 @@ func (c *oldCanon) object(data []byte, i, depth int) (int, error) {
 			ms = append(ms, m)
 			i = oldSkipSpace(data, m.valueEnd)
 			if i >= len(data) {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			if data[i] == '}' {
 				i++
 				break
 			}
 			if data[i] != ',' {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			i++
 		}
@@ -405,12 +405,12 @@ func oldScanString(data []byte, i int) (end int, escaped, ok bool) {
 func oldSkipValue(data []byte, i, depth int) (int, error) {
 	i = oldSkipSpace(data, i)
 	if i >= len(data) {
-		return 0, oldErrBadJSON
+		return 0, errOldBadJSON
 	}
 	switch data[i] {
 	case '{', '[':
 		if depth >= oldMaxDepth {
-			return 0, oldErrBadJSON
+			return 0, errOldBadJSON
 		}
 		closer := byte('}')
 		if data[i] == '[' {
@@ -425,15 +425,15 @@ func oldSkipValue(data []byte, i, depth int) (int, error) {
 			i = oldSkipSpace(data, i)
 			if object {
 				if i >= len(data) || data[i] != '"' {
-					return 0, oldErrBadJSON
+					return 0, errOldBadJSON
 				}
 				end, _, ok := oldScanString(data, i)
 				if !ok {
-					return 0, oldErrBadJSON
+					return 0, errOldBadJSON
 				}
 				i = oldSkipSpace(data, end)
 				if i >= len(data) || data[i] != ':' {
-					return 0, oldErrBadJSON
+					return 0, errOldBadJSON
 				}
 				i++
 			}
@@ -443,20 +443,20 @@ func oldSkipValue(data []byte, i, depth int) (int, error) {
 			}
 			i = oldSkipSpace(data, i)
 			if i >= len(data) {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			if data[i] == closer {
 				return i + 1, nil
 			}
 			if data[i] != ',' {
-				return 0, oldErrBadJSON
+				return 0, errOldBadJSON
 			}
 			i++
 		}
 	case '"':
 		end, _, ok := oldScanString(data, i)
 		if !ok {
-			return 0, oldErrBadJSON
+			return 0, errOldBadJSON
 		}
 		return end, nil
 	case 't':
@@ -468,14 +468,14 @@ func oldSkipValue(data []byte, i, depth int) (int, error) {
 	}
 	n, ok := oldScanNumber(data, i)
 	if !ok {
-		return 0, oldErrBadJSON
+		return 0, errOldBadJSON
 	}
 	return n.end, nil
 }
 
 func oldSkipWord(data []byte, i int, word string) (int, error) {
 	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
-		return 0, oldErrBadJSON
+		return 0, errOldBadJSON
 	}
 	return i + len(word), nil
 }
@@ -554,7 +554,7 @@ func oldScanNumber(data []byte, i int) (oldNumberSpan, bool) {
 func (c *oldCanon) number(data []byte, i int) (int, error) {
 	n, ok := oldScanNumber(data, i)
 	if !ok {
-		return 0, oldErrBadJSON
+		return 0, errOldBadJSON
 	}
 	// The exponent, as written.
 	expDigits := data[n.expStart:n.expEnd]
@@ -632,7 +632,7 @@ func (c *oldCanon) jsonArguments(raw []byte) error {
 		return err
 	}
 	if oldSkipSpace(raw, end) != len(raw) {
-		return oldErrBadJSON
+		return errOldBadJSON
 	}
 	// Checked once the text is known to be valid JSON, which is what the
 	// check expects.

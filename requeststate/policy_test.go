@@ -143,10 +143,10 @@ func TestRotationThroughThreePhases(t *testing.T) {
 	instance := func(ring [][]byte) *fixture {
 		return newFixture(t, "svc", true, &requeststate.Policy{Keys: ring})
 	}
-	a, b := instance(rings[0]), instance(rings[0])
+	b := instance(rings[0])
 	for phase := 1; phase < len(rings); phase++ {
 		// Mid-rollout: a is upgraded, b not yet. State flows both ways.
-		a = instance(rings[phase])
+		a := instance(rings[phase])
 		for _, pair := range [][2]*fixture{{a, b}, {b, a}} {
 			st := pair[0].begin(tool("ask", nil))
 			if r := pair[1].do(tool("ask", nil).with(st, "confirm")); r.Error != nil {

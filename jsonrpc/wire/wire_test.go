@@ -32,7 +32,8 @@ func TestErrorIsMatchesByCode(t *testing.T) {
 }
 
 func TestIDConstructorsAndDecoding(t *testing.T) {
-	if StringID("a\"b").Raw() != `"a\"b"` || Int64ID(-7).Raw() != "-7" || StringID("x") != StringID("x") {
+	x1, x2 := StringID("x"), StringID("x")
+	if StringID("a\"b").Raw() != `"a\"b"` || Int64ID(-7).Raw() != "-7" || x1 != x2 {
 		t.Error("constructors")
 	}
 	for _, bad := range []string{`true`, `{}`, `[]`, `"\x"`, `01`, ``} {
