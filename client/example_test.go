@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
@@ -28,7 +29,7 @@ func greeter() *server.Server {
 			Name string `json:"name"`
 		}
 		if err := p.DecodeArguments(&args); err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		return mcp.TextResult("Hello, " + args.Name + "!"), nil
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -68,7 +69,7 @@ func fixture(opts *server.Options) *server.Server {
 				Text string `json:"text"`
 			}
 			if err := p.DecodeArguments(&args); err != nil {
-				return nil, server.InvalidParams("Invalid params: %v", err)
+				return nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return mcp.TextResult(args.Text), nil
 		case "work":
@@ -87,7 +88,7 @@ func fixture(opts *server.Options) *server.Server {
 		case "ask":
 			return &mcp.InputRequiredResult{RequestState: "round-1"}, nil
 		}
-		return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+		return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 	})
 	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
 		switch p.Name {
@@ -96,7 +97,7 @@ func fixture(opts *server.Options) *server.Server {
 		case "ask":
 			return &mcp.InputRequiredResult{RequestState: "round-1"}, nil
 		}
-		return nil, server.InvalidParams("Unknown prompt: %s", p.Name)
+		return nil, wire.InvalidParams("Unknown prompt: %s", p.Name)
 	})
 	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
 		switch p.URI {

@@ -107,9 +107,9 @@ func (m wireMsg) param(t testing.TB, key string, v any) {
 	}
 }
 
-// wire is the client's end of a pipe. It checks every message the client
+// tap is the client's end of a pipe. It checks every message the client
 // writes against the official schema and records the messages both ways.
-type wire struct {
+type tap struct {
 	transport.Conn
 	t testing.TB
 
@@ -118,7 +118,7 @@ type wire struct {
 	received [][]byte
 }
 
-func (w *wire) Write(ctx context.Context, msg []byte) error {
+func (w *tap) Write(ctx context.Context, msg []byte) error {
 	spectest.ValidateMessage(w.t, mcp.LatestVersion, msg, "")
 	w.mu.Lock()
 	w.sent = append(w.sent, bytes.Clone(msg))
@@ -126,7 +126,7 @@ func (w *wire) Write(ctx context.Context, msg []byte) error {
 	return w.Conn.Write(ctx, msg)
 }
 
-func (w *wire) Read(ctx context.Context) ([]byte, error) {
+func (w *tap) Read(ctx context.Context) ([]byte, error) {
 	msg, err := w.Conn.Read(ctx)
 	if err == nil {
 		w.mu.Lock()
@@ -137,12 +137,12 @@ func (w *wire) Read(ctx context.Context) ([]byte, error) {
 }
 
 // Sent returns what the client wrote so far.
-func (w *wire) Sent() []wireMsg { return w.decode(&w.sent) }
+func (w *tap) Sent() []wireMsg { return w.decode(&w.sent) }
 
 // Received returns what the client read so far.
-func (w *wire) Received() []wireMsg { return w.decode(&w.received) }
+func (w *tap) Received() []wireMsg { return w.decode(&w.received) }
 
-func (w *wire) decode(list *[][]byte) []wireMsg {
+func (w *tap) decode(list *[][]byte) []wireMsg {
 	w.t.Helper()
 	w.mu.Lock()
 	raws := append([][]byte(nil), *list...)
@@ -156,7 +156,7 @@ func (w *wire) decode(list *[][]byte) []wireMsg {
 
 // Requests returns the requests the client sent, optionally only those of
 // one method.
-func (w *wire) Requests(method string) []wireMsg {
+func (w *tap) Requests(method string) []wireMsg {
 	var out []wireMsg
 	for _, m := range w.Sent() {
 		if m.isRequest() && (method == "" || m.Method == method) {
@@ -168,7 +168,7 @@ func (w *wire) Requests(method string) []wireMsg {
 
 // connect serves s over an in-memory pipe and connects c to it. Everything
 // is torn down when the test ends: the session first, then the server.
-func connect(t testing.TB, c *client.Client, s *server.Server) (*client.Session, *wire) {
+func connect(t testing.TB, c *client.Client, s *server.Server) (*client.Session, *tap) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	clientEnd, serverEnd := transport.NewMemoryPipe()
@@ -178,7 +178,7 @@ func connect(t testing.TB, c *client.Client, s *server.Server) (*client.Session,
 		s.ServeConn(ctx, serverEnd)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	w := &wire{Conn: clientEnd, t: t}
+	w := &tap{Conn: clientEnd, t: t}
 	sess, err := c.Connect(ctx, transport.NewMemoryTransport(w))
 	if err != nil {
 		t.Fatalf("Connect: %v", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport"
 )
@@ -234,11 +235,13 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (any, e
 		return &mcp.EmptyResult{}, nil
 	case mcp.MethodElicit, mcp.MethodCreateMessage, mcp.MethodListRoots:
 	default:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
+		return nil, wire.MethodNotFound("Method not found: %s", req.Method)
 	}
 	r, err := decodeServerRequest(req)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + err.Error()}
+		// The decoder's text is Go's; the server learns which request.
+		s.client.log.Warn("client: a server request's params do not decode", "method", req.Method, "err", err)
+		return nil, wire.InvalidParams("Invalid params: the params of %s do not fit its schema", req.Method)
 	}
 	s.answering.Add(1)
 	raw, err := s.client.dispatch(ctx, "", r)
@@ -252,11 +255,9 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (any, e
 	)
 	switch {
 	case errors.As(err, &missing):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-			Message: "Method not found: " + req.Method + " (the client has no handler for it)"}
+		return nil, wire.MethodNotFound("%s", "Method not found: "+req.Method+" (the client has no handler for it)")
 	case errors.As(err, &undeclared):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: "Invalid params: " + mcp.NewMissingRequiredClientCapabilityError(undeclared.Required).Message + ", which the client did not declare"}
+		return nil, wire.InvalidParams("%s", "Invalid params: "+mcp.NewMissingRequiredClientCapabilityError(undeclared.Required).Message+", which the client did not declare")
 	case ctx.Err() != nil:
 		// The server cancelled its request, or the session is closing:
 		// no answer goes out.
@@ -265,7 +266,7 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (any, e
 	// The callback's error may carry the host's details: they stay in the
 	// client's log, and the server learns only that there is no answer.
 	s.client.log.Warn("client: a callback failed to answer the server", "method", req.Method, "err", err)
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the client could not answer " + req.Method}
+	return nil, wire.Internal("Internal error: the client could not answer %s", req.Method)
 }
 
 // decodeServerRequest reads a server's request as the input request it

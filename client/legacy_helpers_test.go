@@ -15,6 +15,7 @@ import (
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
@@ -32,7 +33,7 @@ func legacyOnly() *server.Options {
 	return &server.Options{SupportedVersions: []mcp.ProtocolVersion{mcp.Version20251125}}
 }
 
-// legacyWire is wire for sessions that may be legacy: it checks every
+// legacyWire is tap for sessions that may be legacy: it checks every
 // message both ways against the schema of the generation the connection
 // speaks, holding each to the members that schema names
 // (spectest.ValidateMessageStrict). Up to the client's initialize that is
@@ -40,9 +41,9 @@ func legacyOnly() *server.Options {
 // it is 2025-11-25, so that nothing of 2026-07-28 crosses a legacy session
 // either way: the client's requests, its answers to the server's requests
 // (checked by the method of the request each answers), and what the server
-// sends. It records the messages both ways like wire.
+// sends. It records the messages both ways like tap.
 type legacyWire struct {
-	*wire
+	*tap
 
 	mu     sync.Mutex
 	legacy bool              // the client has written initialize
@@ -51,7 +52,7 @@ type legacyWire struct {
 }
 
 func newLegacyWire(t testing.TB, conn transport.Conn) *legacyWire {
-	return &legacyWire{wire: &wire{Conn: conn, t: t}, asked: make(map[string]string), calls: make(map[string]string)}
+	return &legacyWire{tap: &tap{Conn: conn, t: t}, asked: make(map[string]string), calls: make(map[string]string)}
 }
 
 // schema returns the version the connection's messages are checked
@@ -79,14 +80,14 @@ func (w *legacyWire) Write(ctx context.Context, msg []byte) error {
 	}
 	w.mu.Unlock()
 	spectest.ValidateMessageStrict(w.t, w.schema(m, true), msg, method)
-	w.wire.mu.Lock()
-	w.wire.sent = append(w.wire.sent, bytes.Clone(msg))
-	w.wire.mu.Unlock()
-	return w.wire.Conn.Write(ctx, msg)
+	w.tap.mu.Lock()
+	w.tap.sent = append(w.tap.sent, bytes.Clone(msg))
+	w.tap.mu.Unlock()
+	return w.tap.Conn.Write(ctx, msg)
 }
 
 func (w *legacyWire) Read(ctx context.Context) ([]byte, error) {
-	msg, err := w.wire.Read(ctx)
+	msg, err := w.tap.Read(ctx)
 	if err != nil {
 		return msg, err
 	}
@@ -278,7 +279,7 @@ func askingServer(opts *server.Options) *server.Server {
 		case "roots":
 			q = &mcp.ListRootsRequest{}
 		default:
-			return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+			return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 		}
 		var answer json.RawMessage
 		if req.HasBackChannel() {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -24,7 +25,7 @@ func twoRoundServer() *server.Server {
 		}
 		ans, err := p.InputResponses.Elicit("region")
 		if err != nil || p.RequestState != "bench-v1" {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		return mcp.TextResult("ok " + string(ans.Action)), nil
 	})

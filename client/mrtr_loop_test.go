@@ -34,7 +34,7 @@ func continuation(t testing.TB, m wireMsg) (keys []string, state *string) {
 // wantRounds checks the requests of method: how many, that every id is new,
 // and what each carries for the round before it (nil keys and "" state for
 // the first request, which must carry neither).
-func wantRounds(t *testing.T, w *wire, method string, want []struct {
+func wantRounds(t *testing.T, w *tap, method string, want []struct {
 	keys  []string
 	state string
 }) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -95,7 +96,7 @@ func regionForm(message string) *mcp.ElicitRequest {
 func mrtrFlow(flow, subject string, in mcp.InputResponses, state string) (string, *mcp.InputRequiredResult, error) {
 	wantState := func(want string) error {
 		if state != want {
-			return server.InvalidParams("Invalid params: requestState %q, want %q", state, want)
+			return wire.InvalidParams("Invalid params: requestState %q, want %q", state, want)
 		}
 		return nil
 	}
@@ -113,7 +114,7 @@ func mrtrFlow(flow, subject string, in mcp.InputResponses, state string) (string
 		}
 		ans, err := in.Elicit("region")
 		if err != nil {
-			return "", nil, server.InvalidParams("Invalid params: %v", err)
+			return "", nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		switch ans.Action {
 		case mcp.ActionDecline:
@@ -126,7 +127,7 @@ func mrtrFlow(flow, subject string, in mcp.InputResponses, state string) (string
 		switch {
 		case in.Has("second"):
 			if in.Has("first") {
-				return "", nil, server.InvalidParams("Invalid params: the answers of round 1 came again")
+				return "", nil, wire.InvalidParams("Invalid params: the answers of round 1 came again")
 			}
 			a, ok := strings.CutPrefix(state, twoState)
 			if !ok {
@@ -134,7 +135,7 @@ func mrtrFlow(flow, subject string, in mcp.InputResponses, state string) (string
 			}
 			b, err := in.Elicit("second")
 			if err != nil {
-				return "", nil, server.InvalidParams("Invalid params: %v", err)
+				return "", nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return fmt.Sprintf("first=%s second=%v", a, b.Content["region"]), nil, nil
 		case in.Has("first"):
@@ -143,7 +144,7 @@ func mrtrFlow(flow, subject string, in mcp.InputResponses, state string) (string
 			}
 			a, err := in.Elicit("first")
 			if err != nil {
-				return "", nil, server.InvalidParams("Invalid params: %v", err)
+				return "", nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return "", &mcp.InputRequiredResult{
 				InputRequests: mcp.InputRequests{"second": regionForm("And the backup region?")},
@@ -173,15 +174,15 @@ func mrtrFlow(flow, subject string, in mcp.InputResponses, state string) (string
 		}
 		who, err := in.Elicit("who")
 		if err != nil {
-			return "", nil, server.InvalidParams("Invalid params: %v", err)
+			return "", nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		llm, err := in.Sample("llm")
 		if err != nil {
-			return "", nil, server.InvalidParams("Invalid params: %v", err)
+			return "", nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		roots, err := in.Roots("roots")
 		if err != nil {
-			return "", nil, server.InvalidParams("Invalid params: %v", err)
+			return "", nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		var uris []string
 		for _, r := range roots.Roots {
@@ -196,7 +197,7 @@ func mrtrFlow(flow, subject string, in mcp.InputResponses, state string) (string
 			"llm": mcp.NewCreateMessageRequest(mcp.CreateMessageRequestParams{MaxTokens: 1}),
 		}}, nil
 	}
-	return "", nil, server.InvalidParams("Invalid params: no flow %q", flow)
+	return "", nil, wire.InvalidParams("Invalid params: no flow %q", flow)
 }
 
 // mrtrServer serves the flows as tools (argument "name"), prompts
@@ -208,7 +209,7 @@ func mrtrServer() *server.Server {
 			Name string `json:"name"`
 		}
 		if err := p.DecodeArguments(&args); err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		out, ir, err := mrtrFlow(p.Name, args.Name, p.InputResponses, p.RequestState)
 		if err != nil || ir != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -227,7 +228,7 @@ func TestIteratorsYieldPageErrors(t *testing.T) {
 				pages := paginate("x", 5, 2)
 				ps := newPagingServer(func(cursor string) ([]string, string, error) {
 					if cursor != "" {
-						return nil, "", server.InvalidParams("page two is on fire")
+						return nil, "", wire.InvalidParams("page two is on fire")
 					}
 					return pages(cursor)
 				})

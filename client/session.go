@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport"
 )
@@ -270,7 +271,7 @@ func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 		if s.legacy.Load() {
 			return s.serveLegacy(ctx, req)
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
+		return nil, wire.MethodNotFound("Method not found: %s", req.Method)
 	}
 	switch req.Method {
 	case jsonrpc.CancelMethod:

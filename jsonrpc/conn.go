@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/transport"
 )
 
@@ -691,10 +692,17 @@ func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, req *Reques
 	if err != nil {
 		var rpcErr *Error
 		switch {
+		case errors.Is(err, context.Canceled) && !errors.As(err, &rpcErr):
+			rpcErr = wire.Internal("Request cancelled")
 		case !errors.As(err, &rpcErr):
-			rpcErr = &Error{Code: CodeInternalError, Message: err.Error()}
+			// A Go error's text names types, paths and values that are
+			// not the peer's business: it goes to the log, the peer gets
+			// the bare internal error. A handler says something to the
+			// peer by returning an *Error.
+			c.log.Error("jsonrpc: handler failed", "method", req.Method, "err", err)
+			rpcErr = wire.Internal("")
 		case rpcErr == nil: // a nil *Error returned as a non-nil error
-			rpcErr = &Error{Code: CodeInternalError, Message: "Internal error"}
+			rpcErr = wire.Internal("")
 		}
 		c.reply(req.ID, nil, rpcErr)
 		return
@@ -705,12 +713,12 @@ func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, req *Reques
 // call runs the handler, turning a panic into an internal error.
 func (c *Conn) call(ctx context.Context, req *Request) (result any, err error) {
 	if c.handler == nil {
-		return nil, &Error{Code: CodeMethodNotFound, Message: "Method not found: " + req.Method}
+		return nil, wire.MethodNotFound("Method not found: %s", req.Method)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("jsonrpc: handler panicked", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
-			result, err = nil, &Error{Code: CodeInternalError, Message: "Internal error"}
+			result, err = nil, wire.Internal("")
 		}
 	}()
 	return c.handler.Handle(ctx, req)
@@ -726,7 +734,8 @@ func (c *Conn) reply(id ID, result any, rpcErr *Error) {
 	if rpcErr == nil {
 		var err error
 		if raw, trusted, err = marshalResult(result); err != nil {
-			rpcErr = &Error{Code: CodeInternalError, Message: "Internal error: encoding result: " + err.Error()}
+			c.log.Error("jsonrpc: encoding a result failed", "id", id.String(), "err", err)
+			rpcErr = wire.Internal("Internal error: the result could not be encoded")
 		}
 	}
 	size := 48 + len(id.Raw()) + len(raw)
@@ -737,7 +746,8 @@ func (c *Conn) reply(id ID, result any, rpcErr *Error) {
 	if err != nil {
 		// The handler's json.RawMessage result or error data was not JSON.
 		// The peer still gets an answer.
-		msg, _ = appendResponse(msg[:0], id, nil, false, &Error{Code: CodeInternalError, Message: "Internal error: encoding response: " + err.Error()})
+		c.log.Error("jsonrpc: encoding a response failed", "id", id.String(), "err", err)
+		msg, _ = appendResponse(msg[:0], id, nil, false, wire.Internal("Internal error: the response could not be encoded"))
 	}
 	err = c.t.Write(c.ctx, msg)
 	if err != nil && c.ctx.Err() == nil && !errors.Is(err, transport.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 )
 
 // RawValid is JSON text that its producer guarantees to be valid, such as
@@ -177,7 +178,7 @@ func decodeMessage(data []byte, copyRaw bool) (msg Message, id ID, responseShape
 		if err != nil {
 			text = err.Error()
 		}
-		return nil, ID{}, false, &Error{Code: CodeParseError, Message: "Parse error: " + text}
+		return nil, ID{}, false, wire.ParseError("Parse error: %s", text)
 	}
 	if jsontext.FirstByte(data) != '{' {
 		return nil, ID{}, false, invalidRequest("a message must be a JSON object")
@@ -263,7 +264,7 @@ func decodeErrorObject(value []byte, copyRaw bool) (*Error, string) {
 }
 
 func invalidRequest(why string) *Error {
-	return &Error{Code: CodeInvalidRequest, Message: "Invalid request: " + why}
+	return wire.InvalidRequest("Invalid request: %s", why)
 }
 
 func firstOf(problem, p string) string {

@@ -30,6 +30,10 @@ func Int64ID(n int64) ID { return wire.Int64ID(n) }
 // NewError returns an error with the given code and message and, when data
 // is not nil, the JSON encoding of data (a json.RawMessage is used as it
 // is). Data that cannot be encoded is left out.
+//
+// Deprecated: use the constructor of the code in package jsonrpc/wire
+// (wire.InvalidParams, wire.Internal, …), or wire.NewError for a code of
+// your own; package wire builds every protocol error.
 func NewError(code int64, message string, data any) *Error {
 	return wire.NewError(code, message, data)
 }

@@ -21,14 +21,14 @@ const (
 
 	// CodeHeaderMismatch: an HTTP header (MCP-Protocol-Version, Mcp-Method,
 	// Mcp-Name, Mcp-Param-*) is missing, malformed or differs from the body.
-	CodeHeaderMismatch int64 = -32020
+	CodeHeaderMismatch = wire.CodeHeaderMismatch
 	// CodeMissingRequiredClientCapability: the server needs a client
 	// capability the request did not declare; data.requiredCapabilities
 	// says which.
-	CodeMissingRequiredClientCapability int64 = -32021
+	CodeMissingRequiredClientCapability = wire.CodeMissingRequiredClientCapability
 	// CodeUnsupportedProtocolVersion: the server does not serve the
 	// request's protocol version; data lists the supported ones.
-	CodeUnsupportedProtocolVersion int64 = -32022
+	CodeUnsupportedProtocolVersion = wire.CodeUnsupportedProtocolVersion
 
 	// CodeResourceNotFoundLegacy is the resource-not-found code of legacy
 	// servers. 2026-07-28 uses -32602; never send it, but accept it.
@@ -42,23 +42,26 @@ const (
 // is true for any *wire.Error with that code in err's chain (see
 // wire.Error.Is). Do not modify or send them.
 var (
-	ErrHeaderMismatch                  = &wire.Error{Code: CodeHeaderMismatch}
-	ErrMissingRequiredClientCapability = &wire.Error{Code: CodeMissingRequiredClientCapability}
-	ErrUnsupportedProtocolVersion      = &wire.Error{Code: CodeUnsupportedProtocolVersion}
+	ErrHeaderMismatch                  = wire.CodeOnly(CodeHeaderMismatch)
+	ErrMissingRequiredClientCapability = wire.CodeOnly(CodeMissingRequiredClientCapability)
+	ErrUnsupportedProtocolVersion      = wire.CodeOnly(CodeUnsupportedProtocolVersion)
 )
 
 // NewHeaderMismatchError returns a -32020 error with message msg (or
 // "Header mismatch" when msg is empty).
+//
+// Deprecated: use wire.HeaderMismatch, the one constructor of the code
+// (package jsonrpc/wire builds every protocol error).
 func NewHeaderMismatchError(msg string) *wire.Error {
-	if msg == "" {
-		msg = "Header mismatch"
-	}
-	return &wire.Error{Code: CodeHeaderMismatch, Message: msg}
+	return wire.HeaderMismatch("%s", msg)
 }
 
 // NewInvalidParamsError returns a -32602 error with message msg.
+//
+// Deprecated: use wire.InvalidParams, the one constructor of the code
+// (package jsonrpc/wire builds every protocol error).
 func NewInvalidParamsError(msg string) *wire.Error {
-	return &wire.Error{Code: CodeInvalidParams, Message: msg}
+	return wire.InvalidParams("%s", msg)
 }
 
 // InvalidRequestStateMessage is the message of the one error a server
@@ -71,7 +74,7 @@ const InvalidRequestStateMessage = "Invalid or expired requestState"
 // NewInvalidRequestStateError returns the fixed requestState error, a fresh
 // value each time.
 func NewInvalidRequestStateError() *wire.Error {
-	return &wire.Error{Code: CodeInvalidParams, Message: InvalidRequestStateMessage}
+	return wire.InvalidParams("%s", InvalidRequestStateMessage)
 }
 
 // IsInvalidRequestState reports whether err is, or wraps, the fixed
@@ -85,8 +88,11 @@ func IsInvalidRequestState(err error) bool {
 }
 
 // NewMethodNotFoundError returns a -32601 error naming method.
+//
+// Deprecated: use wire.MethodNotFound, the one constructor of the code
+// (package jsonrpc/wire builds every protocol error).
 func NewMethodNotFoundError(method string) *wire.Error {
-	return &wire.Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
+	return wire.MethodNotFound("Method not found: %s", method)
 }
 
 // MissingRequiredClientCapabilityData is the data of a -32021 error.
@@ -106,7 +112,7 @@ func NewMissingRequiredClientCapabilityError(required *ClientCapabilities) *wire
 		msg += ": " + strings.Join(names, ", ")
 	}
 	data, _ := json.Marshal(MissingRequiredClientCapabilityData{RequiredCapabilities: required})
-	return &wire.Error{Code: CodeMissingRequiredClientCapability, Message: msg, Data: data}
+	return wire.MissingRequiredClientCapability("%s", msg).WithData(json.RawMessage(data))
 }
 
 // capabilityNames lists the capabilities in c for a message, such as
@@ -178,7 +184,7 @@ func NewUnsupportedProtocolVersionError(requested ProtocolVersion, supported []P
 	msg := "Unsupported protocol version " + quote(string(requested)) +
 		" (supported: " + strings.Join(list, ", ") + ")"
 	data, _ := json.Marshal(UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
-	return &wire.Error{Code: CodeUnsupportedProtocolVersion, Message: msg, Data: data}
+	return wire.UnsupportedProtocolVersion("%s", msg).WithData(json.RawMessage(data))
 }
 
 func quote(s string) string {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
 )
@@ -118,9 +120,99 @@ func (p *CallToolRequestParams) DecodeArguments(v any) error {
 		return fmt.Errorf("mcp: tool %q arguments: %w: %w", p.Name, ErrAmbiguousArguments, err)
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("mcp: tool %q arguments: %w", p.Name, err)
+		return newArgumentsError(p.Name, err)
 	}
 	return nil
+}
+
+// ArgumentsError is the error of [CallToolRequestParams.DecodeArguments]
+// for arguments that do not fit the value they are decoded into. Its
+// message is written for the client, so a handler can send it as it is
+// (wire.InvalidParams("Invalid params: %v", err)): it names the argument
+// and the JSON kinds, never a Go type. The decoder's own error, with the Go
+// detail, stays in Err for the log.
+type ArgumentsError struct {
+	// Tool is the tool whose arguments these are.
+	Tool string
+	// Argument is the path of the argument that did not fit (such as
+	// "region" or "servers.2.port"), or "" when the arguments as a whole
+	// did not (not an object, not JSON).
+	Argument string
+	// Got and Want are the JSON kinds found and wanted ("a string", "a
+	// number", "an object", ...), when the error is one of kind.
+	Got, Want string
+	// Err is the decoder's error.
+	Err error
+}
+
+// Error says which argument did not fit and how.
+func (e *ArgumentsError) Error() string {
+	switch {
+	case e.Argument != "" && e.Want != "":
+		return fmt.Sprintf("mcp: tool %q: argument %q must be %s, not %s", e.Tool, e.Argument, e.Want, e.Got)
+	case e.Want != "":
+		return fmt.Sprintf("mcp: tool %q: the arguments must be %s, not %s", e.Tool, e.Want, e.Got)
+	}
+	var se *json.SyntaxError
+	if errors.As(e.Err, &se) {
+		return fmt.Sprintf("mcp: tool %q: the arguments are not valid JSON", e.Tool)
+	}
+	return fmt.Sprintf("mcp: tool %q: the arguments do not fit", e.Tool)
+}
+
+// Unwrap returns the decoder's error.
+func (e *ArgumentsError) Unwrap() error { return e.Err }
+
+func newArgumentsError(tool string, err error) *ArgumentsError {
+	ae := &ArgumentsError{Tool: tool, Err: err}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		ae.Argument = te.Field
+		ae.Got = jsonKindPhrase(te.Value)
+		if te.Type != nil {
+			ae.Want = goKindPhrase(te.Type.Kind())
+		}
+	}
+	return ae
+}
+
+// jsonKindPhrase turns the Value of a json.UnmarshalTypeError (the JSON
+// kind found: "string", "number", "number 1.5", "object", ...) into a
+// phrase.
+func jsonKindPhrase(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "object", "array":
+		return "an " + kind
+	case "string", "number", "bool":
+		if kind == "bool" {
+			kind = "boolean"
+		}
+		return "a " + kind
+	case "null":
+		return "null"
+	}
+	return "another kind of value"
+}
+
+// goKindPhrase names the JSON kind a Go kind decodes from.
+func goKindPhrase(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "another kind of value"
 }
 
 // ErrAmbiguousArguments is matched (errors.Is) by the error of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -54,7 +55,7 @@ func (s *Server) complete(ctx context.Context, req *server.Request, p *mcp.Compl
 	case *mcp.ResourceTemplateReference:
 		k = completionKey{"ref/resource", ref.URI, p.Argument.Name}
 	default:
-		return nil, server.InvalidParams("Invalid params: completion/complete needs a ref")
+		return nil, wire.InvalidParams("Invalid params: completion/complete needs a ref")
 	}
 	s.mu.RLock()
 	f := s.completions[k]

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 
-	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 )
 
 // panicError is a panic in user code, recovered.
@@ -41,11 +41,7 @@ func (s *Server) guard(ctx context.Context, owner string, f func() error) error 
 		}
 		s.log.LogAttrs(ctx, slog.LevelError, "mcpserver: handler panicked",
 			slog.String("owner", owner), slog.Any("panic", pe.value), slog.String("stack", string(pe.stack)))
-		return internalError()
+		return wire.Internal("")
 	}
 	return err
-}
-
-func internalError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 }

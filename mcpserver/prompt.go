@@ -7,7 +7,7 @@ import (
 	"reflect"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
-	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -73,16 +73,16 @@ func AddPrompt[In, Out any](s *Server, p *mcp.Prompt, h PromptHandler[In, Out], 
 	e := &promptEntry{prompt: def}
 	e.get = func(ctx context.Context, req *server.Request, gp *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
 		if a, b, ok := caseTwins(gp.Arguments); ok {
-			return nil, server.InvalidParams("Invalid params: prompt %q: arguments %q and %q have names equal under case folding, "+
+			return nil, wire.InvalidParams("Invalid params: prompt %q: arguments %q and %q have names equal under case folding, "+
 				"which some decoders (Go's encoding/json among them) read as one", p.Name, a, b)
 		}
 		for _, a := range def.Arguments {
 			if _, ok := gp.Arguments[a.Name]; a.Required && !ok {
-				return nil, server.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, a.Name)
+				return nil, wire.InvalidParams("Invalid params: prompt %q needs the argument %q", p.Name, a.Name)
 			}
 		}
 		if err := args.check(gp.Arguments); err != nil {
-			return nil, server.InvalidParams("Invalid params: prompt %q: argument %v", p.Name, err)
+			return nil, wire.InvalidParams("Invalid params: prompt %q: argument %v", p.Name, err)
 		}
 		v := args.decode(gp.Arguments)
 		in := v.Interface().(In)
@@ -125,7 +125,7 @@ func promptOutcome(owner string, out any) (mcp.GetPromptOutcome, error) {
 func requestQuestionError(err error) error {
 	var qe *QuestionError
 	if errors.As(err, &qe) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + qe.Error()}
+		return wire.InvalidParams("Invalid params: %s", qe.Error())
 	}
 	return requestError(err)
 }
@@ -165,7 +165,7 @@ func (s *Server) getPrompt(ctx context.Context, req *server.Request, p *mcp.GetP
 	e, ok := s.prompts.get(p.Name)
 	s.mu.RUnlock()
 	if !ok {
-		return nil, server.InvalidParams("Invalid params: unknown prompt %q", p.Name)
+		return nil, wire.InvalidParams("Invalid params: unknown prompt %q", p.Name)
 	}
 	return e.get(ctx, req, p)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -247,7 +248,7 @@ func logUndeclared(ctx context.Context, log *slog.Logger, u *undeclaredError, st
 // no isError result, report an undeclared read: an internal error (the
 // client did nothing wrong) whose message says what to fix.
 func undeclaredRPCError(u *undeclaredError) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + u.Error()}
+	return wire.Internal("Internal error: %s", u.Error())
 }
 
 // QuestionError ends a call whose question could not be answered: the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/yosida95/uritemplate/v3"
 
-	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -145,10 +145,9 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 		if err != nil {
 			s.log.LogAttrs(ctx, slog.LevelInfo, "mcpserver: refused a resource template variable",
 				slog.String("owner", owner), slog.String("uri", p.URI), slog.String("reason", err.Error()))
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, fmt.Sprintf("Invalid params: %s: variable %v", owner, err),
-				struct {
-					URI string `json:"uri"`
-				}{p.URI})
+			return nil, wire.InvalidParams("Invalid params: %s: variable %v", owner, err).WithData(struct {
+				URI string `json:"uri"`
+			}{p.URI})
 		}
 		v := args.decode(given)
 		in := v.Interface().(In)

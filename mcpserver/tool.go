@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -91,7 +92,7 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 		if err != nil {
 			var amb *ambiguousArgumentsError
 			if errors.As(err, &amb) {
-				return nil, server.InvalidParams("Invalid params: tool %q: %v", t.Name, amb)
+				return nil, wire.InvalidParams("Invalid params: tool %q: %v", t.Name, amb)
 			}
 			return mcp.ErrorResult(fmt.Sprintf("Tool %q: %v", t.Name, err)), nil
 		}
@@ -151,7 +152,7 @@ func (s *Server) callTool(ctx context.Context, req *server.Request, p *mcp.CallT
 	e, ok := s.tools.get(p.Name)
 	s.mu.RUnlock()
 	if !ok {
-		return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+		return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 	}
 	return e.call(ctx, req, p)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
@@ -31,7 +32,7 @@ func payFixture(t *testing.T) (*fixture, *logBuffer) {
 			Amount int `json:"amount"`
 		}
 		if err := json.Unmarshal(p.Arguments, &args); err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		if p.RequestState == "" {
 			return &mcp.InputRequiredResult{

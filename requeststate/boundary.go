@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -82,10 +82,6 @@ func MustProtect(s *server.Server, p *Policy) {
 	}
 }
 
-func internalError() error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
-}
-
 // Wrap is the boundary as a [server.Middleware]: s.Use(b.Wrap).
 //
 // On tools/call, prompts/get and resources/read it verifies every inbound
@@ -133,12 +129,12 @@ func (b *Boundary) Wrap(next server.Handler) server.Handler {
 			// call up front would cost each call a digest it may never need.
 			b.log.LogAttrs(ctx, slog.LevelWarn, "requeststate: refusing to seal requestState",
 				slog.String("method", req.Method), slog.String("err", err.Error()))
-			return nil, mcp.NewInvalidParamsError("Invalid params: " + strings.TrimPrefix(err.Error(), "requeststate: "))
+			return nil, wire.InvalidParams("Invalid params: %s", strings.TrimPrefix(err.Error(), "requeststate: "))
 		}
 		if err != nil {
 			b.log.LogAttrs(ctx, slog.LevelError, "requeststate: refusing to seal requestState",
 				slog.String("method", req.Method), slog.String("err", err.Error()))
-			return nil, internalError()
+			return nil, wire.Internal("")
 		}
 		sealed := *ir // the handler may share its value; never write into it
 		sealed.SetRequestState(token, true)

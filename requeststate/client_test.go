@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
@@ -36,7 +37,7 @@ func counterServer(t *testing.T, p *requeststate.Policy) *server.Server {
 		var st struct{ Name, Colour string }
 		if p.RequestState != "" {
 			if err := json.Unmarshal([]byte(p.RequestState), &st); err != nil {
-				return nil, server.InvalidParams("the plaintext state should be JSON: %v", err)
+				return nil, wire.InvalidParams("the plaintext state should be JSON: %v", err)
 			}
 		}
 		if r, err := p.InputResponses.Elicit("name"); err == nil && r.Accepted() {

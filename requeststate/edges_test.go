@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
@@ -204,7 +205,7 @@ func threeRounds(ctx context.Context, req *server.Request, p *mcp.CallToolReques
 	var n int
 	if p.RequestState != "" {
 		if _, err := fmt.Sscanf(p.RequestState, "round=%d", &n); err != nil {
-			return nil, server.InvalidParams("Invalid params: state %q", p.RequestState)
+			return nil, wire.InvalidParams("Invalid params: state %q", p.RequestState)
 		}
 	}
 	if n == 3 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
@@ -140,7 +141,7 @@ func refundServer(name string, p *requeststate.Policy) *server.Server {
 			Order int `json:"order"`
 		}
 		if err := p.DecodeArguments(&args); err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		if p.RequestState == "" {
 			return &mcp.InputRequiredResult{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) Prepare(msg *jsonrpc.Request) (*Request, error) {
 			// wording never depends on which check caught it.
 			return nil, mcp.NewInvalidRequestStateError()
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + cleanJSONError(err)}
+		return nil, wire.InvalidParams("Invalid params: %s", cleanJSONError(err))
 	}
 	if err := s.checkMeta(meta); err != nil {
 		return nil, err
@@ -124,7 +125,7 @@ func (s *Server) Serve(ctx context.Context, req *Request) (any, error) {
 	}
 	if res == nil || reflect.ValueOf(res).IsNil() {
 		s.log.Error("server: handler returned neither a result nor an error", "method", req.Method)
-		return nil, internalError()
+		return nil, wire.Internal("")
 	}
 	if ir, ok := res.(*mcp.InputRequiredResult); ok {
 		if req.session != nil && s.opts.Bridge != nil {
@@ -287,10 +288,10 @@ func (s *Server) wireError(req *Request, err error) error {
 		return rpcErr
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request cancelled"}
+		return wire.Internal("Request cancelled")
 	}
 	s.log.Error("server: handler failed", "method", req.Method, "err", err)
-	return internalError()
+	return wire.Internal("")
 }
 
 func (s *Server) handleNotification(ctx context.Context, msg *jsonrpc.Request) {
@@ -303,15 +304,11 @@ func (s *Server) handleNotification(ctx context.Context, msg *jsonrpc.Request) {
 }
 
 func methodNotFound(name string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + name}
+	return wire.MethodNotFound("Method not found: %s", name)
 }
 
 func missingMeta(key string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: missing required _meta key %q", key)}
-}
-
-func internalError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+	return wire.InvalidParams("Invalid params: missing required _meta key %q", key)
 }
 
 func joinVersions(vs []mcp.ProtocolVersion) string {

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -20,7 +21,7 @@ func ExampleServer_Handle() {
 			Name string `json:"name"`
 		}
 		if err := p.DecodeArguments(&args); err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		return mcp.TextResult("Hello, " + args.Name + "!"), nil
 	})
@@ -59,7 +60,7 @@ func ExampleCallToolHandler_inputRequired() {
 		}
 		answer, err := p.InputResponses.Elicit("region")
 		if err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		return mcp.TextResult(fmt.Sprintf("%s in %v (state %s)", answer.Action, answer.Content["region"], p.RequestState)), nil
 	})

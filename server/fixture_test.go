@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -38,7 +39,7 @@ func newFixture(opts *server.Options) *server.Server {
 				Text string `json:"text"`
 			}
 			if err := p.DecodeArguments(&args); err != nil {
-				return nil, server.InvalidParams("Invalid params: %v", err)
+				return nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return mcp.TextResult(args.Text), nil
 		case "work":
@@ -93,19 +94,19 @@ func newFixture(opts *server.Options) *server.Server {
 			}
 			answer, err := p.InputResponses.Elicit("region")
 			if err != nil {
-				return nil, server.InvalidParams("Invalid params: %v", err)
+				return nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			region, _ := answer.Content["region"].(string)
 			return mcp.TextResult(string(answer.Action) + " " + region + " state=" + p.RequestState), nil
 		}
-		return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+		return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 	})
 	s.HandleListPrompts(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
 		return &mcp.ListPromptsResult{Prompts: []mcp.Prompt{{Name: "greeting", Arguments: []mcp.PromptArgument{{Name: "name", Required: true}}}}}, nil
 	})
 	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
 		if p.Name != "greeting" {
-			return nil, server.InvalidParams("Unknown prompt: %s", p.Name)
+			return nil, wire.InvalidParams("Unknown prompt: %s", p.Name)
 		}
 		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "Say hello to " + p.Arguments["name"]}}}}, nil
 	})

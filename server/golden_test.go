@@ -58,6 +58,10 @@ func TestGolden(t *testing.T) {
 				t.Fatal(`archive has no "in" file`)
 			}
 			got := replay(t, in.Data)
+			// A Go error chain or a %v never reaches the wire, in any answer.
+			if leaks := spectest.GoText(got); len(leaks) > 0 {
+				t.Errorf("the server sent Go's own text %q:\n%s", leaks, got)
+			}
 			if *update {
 				if out == nil {
 					ar.Files = append(ar.Files, txtar.File{Name: "out"})

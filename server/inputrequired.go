@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -23,16 +24,16 @@ import (
 func (s *Server) checkInputRequired(req *Request, ir *mcp.InputRequiredResult) error {
 	if m := methods[req.Method]; m == nil || !m.carrier {
 		s.log.Error("server: InputRequiredResult from a method that cannot carry it", "method", req.Method)
-		return internalError()
+		return wire.Internal("")
 	}
 	if !req.ProtocolVersion().SupportsInputRequired() {
 		s.log.Error("server: InputRequiredResult on a request of a protocol version without it",
 			"method", req.Method, "version", req.ProtocolVersion())
-		return internalError()
+		return wire.Internal("")
 	}
 	if err := ir.Validate(); err != nil {
 		s.log.Error("server: invalid InputRequiredResult", "method", req.Method, "err", err)
-		return internalError()
+		return wire.Internal("")
 	}
 	if missing := req.ClientCapabilities().MissingFor(ir.InputRequests); missing != nil {
 		return mcp.NewMissingRequiredClientCapabilityError(missing)
@@ -50,17 +51,17 @@ func (s *Server) bridge(ctx context.Context, chain Handler, req *Request, ir *mc
 	p, ok := req.Params.(mcp.RequestStateParams)
 	if !ok {
 		s.log.Error("server: InputRequiredResult from a method that cannot carry it", "method", req.Method)
-		return nil, internalError()
+		return nil, wire.Internal("")
 	}
 	for round := 1; ; round++ {
 		if round > s.opts.Bridge.MaxRounds {
 			s.log.Error("server: legacy bridge: handler still needs input after the round limit",
 				"method", req.Method, "maxRounds", s.opts.Bridge.MaxRounds)
-			return nil, internalError()
+			return nil, wire.Internal("")
 		}
 		if err := ir.Validate(); err != nil {
 			s.log.Error("server: invalid InputRequiredResult", "method", req.Method, "err", err)
-			return nil, internalError()
+			return nil, wire.Internal("")
 		}
 		if !req.HasBackChannel() {
 			s.log.Error("server: legacy bridge: the handler needs input, but the session has no back-channel (stateless Streamable HTTP)",
@@ -83,7 +84,7 @@ func (s *Server) bridge(ctx context.Context, chain Handler, req *Request, ir *mc
 		}
 		if res == nil || reflect.ValueOf(res).IsNil() {
 			s.log.Error("server: handler returned neither a result nor an error", "method", req.Method)
-			return nil, internalError()
+			return nil, wire.Internal("")
 		}
 		next, ok := res.(*mcp.InputRequiredResult)
 		if !ok {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -23,7 +24,7 @@ func askingServer(ask func() *mcp.InputRequiredResult) *server.Server {
 		if p.InputResponses.Has("q") {
 			ans, err := p.InputResponses.Elicit("q")
 			if err != nil {
-				return nil, server.InvalidParams("Invalid params: %v", err)
+				return nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return mcp.TextResult("answer: " + string(ans.Action) + " state: " + p.RequestState), nil
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -147,7 +148,7 @@ func noBackChannel(method string, modern bool) error {
 	if modern {
 		why = "a 2026-07-28 request has no back-channel; return an InputRequiredResult to ask the client instead"
 	}
-	return &noBackChannelError{&jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Cannot send " + method + ": " + why}}
+	return &noBackChannelError{wire.InvalidRequest("%s", "Cannot send "+method+": "+why)}
 }
 
 // noBackChannelError is the wire error that also matches ErrNoBackChannel.

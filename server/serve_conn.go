@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport"
 )
@@ -53,7 +54,7 @@ func (s *Server) ServeConn(ctx context.Context, t transport.Conn) error {
 			raw, err := mcp.Marshal(res)
 			if err != nil {
 				s.log.Error("server: encoding a result", "method", req.Method, "err", err)
-				return nil, internalError()
+				return nil, wire.Internal("")
 			}
 			return jsonrpc.RawValid(raw), nil // written by an encoder: not checked again
 		}),
@@ -88,8 +89,7 @@ func (g *connGeneration) handle(ctx context.Context, s *Server, req *jsonrpc.Req
 	modern := g.modern.Load()
 	if req.Method == mcp.MethodInitialize && !req.IsNotification() && !ClaimsEnvelope(req) {
 		if modern && s.ServesLegacy() {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "Invalid request: initialize after 2026-07-28 requests; a connection speaks one protocol generation"}
+			return nil, wire.InvalidRequest("Invalid request: initialize after 2026-07-28 requests; a connection speaks one protocol generation")
 		}
 		if !modern {
 			return g.initialize(ctx, s, req, notify, call)

@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -95,7 +95,7 @@ func (s *Server) Initialize(ctx context.Context, msg *jsonrpc.Request, opts *Ses
 		if err != nil {
 			why = cleanJSONError(err)
 		}
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: initialize: " + why}
+		return nil, nil, wire.InvalidParams("Invalid params: initialize: %s", why)
 	}
 	sess := &Session{
 		s:       s,
@@ -163,13 +163,13 @@ func ClaimsEnvelope(msg *jsonrpc.Request) bool {
 // that speaks no legacy version.
 func (s *Server) noHandshake() *jsonrpc.Error {
 	if s.ServesLegacy() {
-		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf(
+		return wire.MethodNotFound(
 			"Method not found: initialize (a request with the 2026-07-28 _meta envelope needs no handshake; legacy clients send initialize without it; supported protocol versions: %s)",
-			joinVersions(s.opts.SupportedVersions))}
+			joinVersions(s.opts.SupportedVersions))
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf(
+	return wire.MethodNotFound(
 		"Method not found: initialize (this server speaks MCP without a handshake; supported protocol versions: %s)",
-		joinVersions(s.modernVersions()))}
+		joinVersions(s.modernVersions()))
 }
 
 // ProtocolVersion returns the version the session speaks.
@@ -219,7 +219,7 @@ func (ss *Session) Handle(ctx context.Context, msg *jsonrpc.Request, notify Noti
 	}
 	switch msg.Method {
 	case mcp.MethodInitialize:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: the session is already initialized"}
+		return nil, wire.InvalidRequest("Invalid request: the session is already initialized")
 	case mcp.MethodPing:
 		return &mcp.EmptyResult{}, nil
 	case mcp.MethodSetLoggingLevel:
@@ -241,7 +241,7 @@ func (ss *Session) Handle(ctx context.Context, msg *jsonrpc.Request, notify Noti
 	}
 	params, meta, err := m.decode(raw)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + cleanJSONError(err)}
+		return nil, wire.InvalidParams("Invalid params: %s", cleanJSONError(err))
 	}
 	req := &Request{ID: msg.ID, Method: msg.Method, Params: params, Meta: ss.requestMeta(meta), notify: notify, call: call, session: ss}
 	return ss.s.Serve(ctx, req)
@@ -281,7 +281,7 @@ func (ss *Session) handleNotification(msg *jsonrpc.Request) {
 func (ss *Session) setLevel(msg *jsonrpc.Request) (any, error) {
 	var p mcp.SetLevelRequestParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil || !p.Level.Valid() {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: logging/setLevel needs a valid level (got %q)", p.Level)}
+		return nil, wire.InvalidParams("Invalid params: logging/setLevel needs a valid level (got %q)", p.Level)
 	}
 	ss.level.Store(&p.Level)
 	return &mcp.EmptyResult{}, nil
@@ -294,7 +294,7 @@ func (ss *Session) subscribe(msg *jsonrpc.Request) (any, error) {
 	}
 	var p mcp.SubscribeRequestParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil || p.URI == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg.Method + " needs a uri"}
+		return nil, wire.InvalidParams("%s", "Invalid params: "+msg.Method+" needs a uri")
 	}
 	ss.mu.Lock()
 	if msg.Method == mcp.MethodSubscribeResource {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
@@ -100,7 +101,7 @@ func askServer(opts *server.Options, seen chan<- error) *server.Server {
 		}
 		ans, err := mcp.InputResponses{"q": raw}.Elicit("q")
 		if err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		region, _ := ans.Content["region"].(string)
 		return mcp.TextResult(string(ans.Action) + " " + region), nil
@@ -234,7 +235,7 @@ func bridgedServer(opts *server.Options, calls *atomic.Int32) *server.Server {
 			case !present && len(p.InputResponses) == 0:
 				return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"first": &mcp.ListRootsRequest{}}, ForceRequestState: true}, nil
 			}
-			return nil, server.InvalidParams("Invalid params: state %q present %v", p.RequestState, p.ForceRequestState)
+			return nil, wire.InvalidParams("Invalid params: state %q present %v", p.RequestState, p.ForceRequestState)
 		}
 		switch p.RequestState {
 		case "":
@@ -242,7 +243,7 @@ func bridgedServer(opts *server.Options, calls *atomic.Int32) *server.Server {
 		case "1":
 			roots, err := p.InputResponses.Roots("region")
 			if err != nil {
-				return nil, server.InvalidParams("Invalid params: %v", err)
+				return nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"ok": &mcp.ListRootsRequest{}}, RequestState: "2:" + roots.Roots[0].URI}, nil
 		default:

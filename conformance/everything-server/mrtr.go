@@ -41,9 +41,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
-	"github.com/parley-mcp/parley/server"
 )
 
 // ---- the forms ----
@@ -256,7 +256,7 @@ func handAsk(c *mcpserver.Call, flow string, qs []question, stateful bool) (map[
 		// tool issued, for these arguments. The check below only guards
 		// against this file's own mistakes.
 		if err := json.Unmarshal([]byte(state), &st); err != nil || st.Flow != flow {
-			return nil, nil, server.InvalidParams("Invalid params: invalid requestState")
+			return nil, nil, wire.InvalidParams("Invalid params: invalid requestState")
 		}
 	} else if stateful {
 		responses = nil // no state: start over

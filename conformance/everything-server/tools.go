@@ -14,9 +14,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
-	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
@@ -449,9 +449,9 @@ func askOne(c *mcpserver.Call, key string, r mcp.InputRequest) (mcp.CallToolOutc
 func invalidInputResponse(err error) error {
 	var ire *mcp.InputResponseError
 	if errors.As(err, &ire) {
-		return server.InvalidParams("Invalid params: inputResponses[%q] is not a valid %s result", ire.Key, ire.Method)
+		return wire.InvalidParams("Invalid params: inputResponses[%q] is not a valid %s result", ire.Key, ire.Method)
 	}
-	return server.InvalidParams("Invalid params: malformed inputResponses")
+	return wire.InvalidParams("Invalid params: malformed inputResponses")
 }
 
 func userMessage(text string) mcp.SamplingMessage {

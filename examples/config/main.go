@@ -25,6 +25,7 @@ import (
 	"os"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/server"
@@ -60,7 +61,7 @@ func newServer() (*mcpserver.Server, error) {
 	err = mcpserver.AddResourceTemplate(s, &mcp.ResourceTemplate{URITemplate: "config://{env}", Name: "config", MIMEType: "text/plain"},
 		func(ctx context.Context, c *mcpserver.Call, v configVars) (*mcp.ReadResourceResult, error) {
 			if !confirm.Get(c).Confirm {
-				return nil, server.InvalidParams("Invalid params: showing the configuration of %s was not confirmed", v.Env)
+				return nil, wire.InvalidParams("Invalid params: showing the configuration of %s was not confirmed", v.Env)
 			}
 			text, ok := configs[v.Env]
 			if !ok {

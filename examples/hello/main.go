@@ -11,6 +11,7 @@ import (
 	"log"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
@@ -31,13 +32,13 @@ func main() {
 	})
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		if p.Name != greet.Name {
-			return nil, server.InvalidParams("unknown tool %q", p.Name)
+			return nil, wire.InvalidParams("unknown tool %q", p.Name)
 		}
 		var args struct {
 			Name string `json:"name"`
 		}
 		if err := p.DecodeArguments(&args); err != nil {
-			return nil, server.InvalidParams("bad arguments: %v", err)
+			return nil, wire.InvalidParams("bad arguments: %v", err)
 		}
 		return mcp.TextResult("Hello, " + args.Name + "!"), nil
 	})

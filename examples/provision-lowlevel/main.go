@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
@@ -229,13 +230,13 @@ func newProvisioner() *server.Server {
 	})
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		if p.Name != provisionTool.Name {
-			return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+			return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 		}
 		var args struct {
 			Name string `json:"name"`
 		}
 		if err := p.DecodeArguments(&args); err != nil || args.Name == "" {
-			return nil, server.InvalidParams("Invalid params: provision needs a name")
+			return nil, wire.InvalidParams("Invalid params: provision needs a name")
 		}
 		ask := &mcp.InputRequiredResult{
 			InputRequests: mcp.InputRequests{
@@ -253,14 +254,14 @@ func newProvisioner() *server.Server {
 			return ask, nil
 		}
 		if p.RequestState != provisionState {
-			return nil, server.InvalidParams("Invalid params: unknown requestState")
+			return nil, wire.InvalidParams("Invalid params: unknown requestState")
 		}
 		// The answer, read with the typed accessor: it fails on an answer
 		// that is not an elicitation result (no action, a bad action, form
 		// values of the wrong kinds).
 		answer, err := p.InputResponses.Elicit("region")
 		if err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		// Declined or cancelled: the user said no, so the call ends with a
 		// tool error the model can read. Asking again would ignore them.
@@ -273,7 +274,7 @@ func newProvisioner() *server.Server {
 			Region string `json:"region"`
 		}
 		if err := answer.DecodeContent(&form); err != nil {
-			return nil, server.InvalidParams("Invalid params: the region form: %v", err)
+			return nil, wire.InvalidParams("Invalid params: the region form: %v", err)
 		}
 		if form.Region == "" {
 			return ask, nil // accepted, but empty: ask again

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
@@ -320,13 +321,13 @@ func newProvisioner() (*server.Server, error) {
 	})
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		if p.Name != "provision" {
-			return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+			return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 		}
 		var args struct {
 			Name string `json:"name"`
 		}
 		if err := p.DecodeArguments(&args); err != nil || args.Name == "" {
-			return nil, server.InvalidParams("Invalid params: provision needs a name")
+			return nil, wire.InvalidParams("Invalid params: provision needs a name")
 		}
 		ask := &mcp.InputRequiredResult{
 			InputRequests: mcp.InputRequests{
@@ -341,11 +342,11 @@ func newProvisioner() (*server.Server, error) {
 			return ask, nil
 		}
 		if p.RequestState != provisionState {
-			return nil, server.InvalidParams("Invalid params: unknown requestState")
+			return nil, wire.InvalidParams("Invalid params: unknown requestState")
 		}
 		answer, err := p.InputResponses.Elicit("region")
 		if err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		if !answer.Accepted() {
 			return mcp.ErrorResult(fmt.Sprintf("Provisioning '%s' stopped: no region was chosen (%s).", args.Name, answer.Action)), nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport"
 )
@@ -754,7 +755,7 @@ func (c *clientConn) readStream(ctx context.Context, id jsonrpc.ID, resp *http.R
 // failure builds an error response for a request that got no JSON-RPC
 // answer.
 func failure(id jsonrpc.ID, status int, message string) *reply {
-	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: message}
+	e := wire.Internal("%s", message)
 	if status != 0 {
 		e.Data = json.RawMessage(`{"httpStatus":` + strconv.Itoa(status) + `}`)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport"
 )
@@ -297,13 +298,13 @@ func (c *clientConn) legacyCall(ctx context.Context, s *legacySession, lc *legac
 // 404 because its session ended (status 404), or that was not sent because
 // of an earlier 404 (status 0).
 func sessionEnded(id jsonrpc.ID, status int) *reply {
-	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError}
+	var e *jsonrpc.Error
 	if status != 0 {
-		e.Message = "streamhttp: the server ended the session (HTTP " + strconv.Itoa(status) + "); a new one starts with initialize"
-		e.Data = json.RawMessage(`{"httpStatus":` + strconv.Itoa(status) + `,"sessionEnded":true}`)
+		e = wire.Internal("streamhttp: the server ended the session (HTTP %d); a new one starts with initialize", status).
+			WithData(json.RawMessage(`{"httpStatus":` + strconv.Itoa(status) + `,"sessionEnded":true}`))
 	} else {
-		e.Message = "streamhttp: the session has ended (the server answered an earlier message with HTTP 404); a new one starts with initialize"
-		e.Data = json.RawMessage(`{"sessionEnded":true}`)
+		e = wire.Internal("streamhttp: the session has ended (the server answered an earlier message with HTTP 404); a new one starts with initialize").
+			WithData(json.RawMessage(`{"sessionEnded":true}`))
 	}
 	return &reply{raw: encodeResponse(id, nil, e), resp: &jsonrpc.Response{ID: id, Error: e}}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/internal/spectest"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -76,7 +77,7 @@ func newFixture() *fixture {
 				Text string `json:"text"`
 			}
 			if err := p.DecodeArguments(&args); err != nil {
-				return nil, server.InvalidParams("Invalid params: %v", err)
+				return nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return mcp.TextResult(args.Text), nil
 		case "work":
@@ -99,7 +100,7 @@ func newFixture() *fixture {
 				Region string `json:"region"`
 			}
 			if err := p.DecodeArguments(&args); err != nil {
-				return nil, server.InvalidParams("Invalid params: %v", err)
+				return nil, wire.InvalidParams("Invalid params: %v", err)
 			}
 			return mcp.TextResult("routed to " + args.Region), nil
 		case "fail_late":
@@ -113,14 +114,14 @@ func newFixture() *fixture {
 			}
 			return mcp.TextResult("sampled"), nil
 		}
-		return nil, server.InvalidParams("Unknown tool: %s", p.Name)
+		return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 	})
 	s.HandleListPrompts(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
 		return &mcp.ListPromptsResult{Prompts: []mcp.Prompt{{Name: "greeting", Arguments: []mcp.PromptArgument{{Name: "name", Required: true}}}}}, nil
 	})
 	s.HandleGetPrompt(func(ctx context.Context, req *server.Request, p *mcp.GetPromptRequestParams) (mcp.GetPromptOutcome, error) {
 		if p.Name != "greeting" {
-			return nil, server.InvalidParams("Unknown prompt: %s", p.Name)
+			return nil, wire.InvalidParams("Unknown prompt: %s", p.Name)
 		}
 		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "Say hello to " + p.Arguments["name"]}}}}, nil
 	})

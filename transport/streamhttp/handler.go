@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -201,7 +201,7 @@ func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if why := h.origins.check(r); why != "" {
 		h.log.Warn("streamhttp: refusing request (DNS rebinding protection)", "reason", why, "remote", r.RemoteAddr)
-		writeError(w, http.StatusForbidden, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Forbidden: " + why})
+		writeError(w, http.StatusForbidden, jsonrpc.ID{}, wire.InvalidRequest("Forbidden: %s", why))
 		return
 	}
 	switch r.Method {
@@ -221,41 +221,29 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if len(ct) > 0 {
 			got = echoHeader(ct[0])
 		}
-		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{
-			Code:    jsonrpc.CodeInvalidRequest,
-			Message: "Unsupported Media Type: the body must be sent as Content-Type: application/json (got " + got + ")",
-		})
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, wire.InvalidRequest("%s", "Unsupported Media Type: the body must be sent as Content-Type: application/json (got "+got+")"))
 		return
 	}
 	if accept := r.Header["Accept"]; !acceptsJSON(accept) && !acceptsEventStream(accept) {
 		// Every answer is JSON or an event stream: there is nothing this
 		// client would take.
-		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, &jsonrpc.Error{
-			Code:    jsonrpc.CodeInvalidRequest,
-			Message: "Not Acceptable: the answer is application/json or text/event-stream; send Accept: application/json, text/event-stream",
-		})
+		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, wire.InvalidRequest("Not Acceptable: the answer is application/json or text/event-stream; send Accept: application/json, text/event-stream"))
 		return
 	}
 	body, err := h.readBody(w, r)
 	if err != nil {
 		switch {
 		case errors.Is(err, errBodyTooLarge):
-			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, &jsonrpc.Error{
-				Code:    jsonrpc.CodeInvalidRequest,
-				Message: fmt.Sprintf("Request body too large: the limit is %d bytes", h.maxBody),
-			})
+			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, wire.InvalidRequest("Request body too large: the limit is %d bytes", h.maxBody))
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			h.log.Debug("streamhttp: request body timed out", "remote", r.RemoteAddr, "limit", h.bodyTime)
 			// The connection's read side is past its deadline: it cannot
 			// carry another request.
 			w.Header()["Connection"] = connectionClose
-			writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, &jsonrpc.Error{
-				Code:    jsonrpc.CodeInvalidRequest,
-				Message: fmt.Sprintf("Request Timeout: the request body did not arrive within %s", h.bodyTime),
-			})
+			writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, wire.InvalidRequest("Request Timeout: the request body did not arrive within %s", h.bodyTime))
 		default:
 			h.log.Debug("streamhttp: reading request body", "err", err)
-			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: could not read the request body"})
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, wire.ParseError("Parse error: could not read the request body"))
 		}
 		return
 	}
@@ -264,7 +252,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		rpcErr := asRPCError(err)
 		if jsontext.FirstByte(body) == '[' {
-			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: batches are not supported; POST one JSON-RPC message at a time"}
+			rpcErr = wire.InvalidRequest("Invalid request: batches are not supported; POST one JSON-RPC message at a time")
 		}
 		writeError(w, http.StatusBadRequest, id, rpcErr)
 		return
@@ -300,8 +288,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case protocolVersionHeader(r.Header) != "":
 				// A legacy version in the header and no session: the
 				// client lost it, or never had one.
-				writeError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: " +
-					HeaderSessionID + " header is required; send initialize to start a session (2026-07-28 requests carry _meta instead)"})
+				writeError(w, http.StatusBadRequest, req.ID, wire.InvalidRequest("%s", "Bad Request: "+
+					HeaderSessionID+" header is required; send initialize to start a session (2026-07-28 requests carry _meta instead)"))
 				return
 			}
 			// Neither a session nor a version: served as 2026-07-28,
@@ -309,7 +297,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !ok {
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid request: a client must not send JSON-RPC responses"})
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, wire.InvalidRequest("Invalid request: a client must not send JSON-RPC responses"))
 		return
 	}
 	if req.IsNotification() {
@@ -348,10 +336,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *json
 	}
 	streamOK := acceptsEventStream(r.Header.Values("Accept"))
 	if req.Method == mcp.MethodSubscriptionsListen && !streamOK {
-		writeError(w, http.StatusNotAcceptable, msg.ID, &jsonrpc.Error{
-			Code:    jsonrpc.CodeInvalidRequest,
-			Message: "Not Acceptable: subscriptions/listen answers with an event stream; send Accept: text/event-stream",
-		})
+		writeError(w, http.StatusNotAcceptable, msg.ID, wire.InvalidRequest("Not Acceptable: subscriptions/listen answers with an event stream; send Accept: text/event-stream"))
 		return
 	}
 
@@ -370,7 +355,7 @@ func (h *handler) methodNotAllowed(w http.ResponseWriter) {
 		msg = "Method Not Allowed: this MCP endpoint accepts POST, and GET and DELETE with the " + HeaderSessionID +
 			" of a legacy session (2026-07-28 has no GET stream and no sessions)"
 	}
-	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg})
+	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, wire.InvalidRequest("%s", msg))
 }
 
 // errBodyTooLarge reports a request body over MaxBodyBytes.
@@ -453,7 +438,7 @@ func asRPCError(err error) *jsonrpc.Error {
 	if errors.As(err, &e) && e != nil {
 		return e
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+	return wire.Internal("")
 }
 
 // statusOf is the HTTP status of a JSON response carrying a handler's
@@ -473,7 +458,9 @@ func statusOf(code int64) int {
 func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
 	if err != nil { // error data that is not JSON
-		msg, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: e.Code, Message: e.Message}})
+		bare := *e
+		bare.Data = nil
+		msg, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &bare})
 	}
 	writeJSON(w, status, msg)
 }

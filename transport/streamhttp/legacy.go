@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -45,10 +46,7 @@ func (h *handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 	}
 	if !h.sessions.reserve() {
 		h.log.Warn("streamhttp: refusing initialize: the session limit is reached", "limit", h.sessions.opts.MaxSessions)
-		writeError(w, http.StatusServiceUnavailable, msg.ID, &jsonrpc.Error{
-			Code:    jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("Service Unavailable: the limit of %d open sessions is reached; try again later", h.sessions.opts.MaxSessions),
-		})
+		writeError(w, http.StatusServiceUnavailable, msg.ID, wire.Internal("Service Unavailable: the limit of %d open sessions is reached; try again later", h.sessions.opts.MaxSessions))
 		return
 	}
 	ls := h.sessions.newSession(r)
@@ -85,8 +83,8 @@ func (h *handler) legacyVersionOf(r *http.Request) (mcp.ProtocolVersion, *jsonrp
 			return v, nil
 		}
 	}
-	return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-		"Bad Request: unsupported %s %s (supported protocol versions: %v)", HeaderProtocolVersion, echoHeader(string(v)), h.s.SupportedVersions())}
+	return "", wire.InvalidRequest(
+		"Bad Request: unsupported %s %s (supported protocol versions: %v)", HeaderProtocolVersion, echoHeader(string(v)), h.s.SupportedVersions())
 }
 
 // serveStateless serves a legacy request without a session.
@@ -118,8 +116,7 @@ func (h *handler) serveSessionPost(w http.ResponseWriter, r *http.Request, ls *s
 			return
 		}
 		if !ls.deliver(m) {
-			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: fmt.Sprintf("Bad Request: this session sent no request with id %s", m.ID.Raw())})
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, wire.InvalidRequest("Bad Request: this session sent no request with id %s", m.ID.Raw()))
 			return
 		}
 		ls.touch()
@@ -164,8 +161,7 @@ func (h *handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls
 	if !ls.track(msg.ID, cancel) {
 		cancel(nil)
 		ls.release()
-		writeError(w, http.StatusBadRequest, msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: fmt.Sprintf("Bad Request: a request with id %s is already in progress on this session", msg.ID.Raw())})
+		writeError(w, http.StatusBadRequest, msg.ID, wire.InvalidRequest("Bad Request: a request with id %s is already in progress on this session", msg.ID.Raw()))
 		return
 	}
 	stop := context.AfterFunc(ls.ctx, func() { cancel(errSessionEnded) })
@@ -196,7 +192,7 @@ func (h *handler) handleGuarded(ctx context.Context, ls *serverSession, msg *jso
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("streamhttp: handler panicked", "method", msg.Method, "panic", v, "stack", string(debug.Stack()))
-			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+			res, err = nil, wire.Internal("")
 		}
 	}()
 	return ls.sess.Handle(ctx, msg, q.notify, q.call)
@@ -300,8 +296,8 @@ func (q *sessionRequest) notify(ctx context.Context, method string, params any) 
 // session, which deliver routes here.
 func (q *sessionRequest) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if !q.streamOK {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-			"Cannot send %s: the client did not accept text/event-stream for this request, so no request can reach it", method)}
+		return nil, wire.InvalidRequest(
+			"Cannot send %s: the client did not accept text/event-stream for this request, so no request can reach it", method)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -431,8 +427,7 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !acceptsEventStream(r.Header.Values("Accept")) {
-		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: "Not Acceptable: a GET answers with an event stream; send Accept: text/event-stream"})
+		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, wire.InvalidRequest("Not Acceptable: a GET answers with an event stream; send Accept: text/event-stream"))
 		return
 	}
 	if !ls.acquire() {
@@ -450,15 +445,15 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 			st = ls.stream(num)
 		}
 		if st == nil {
-			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-				"Bad Request: %s %s names no stream of this session that can be resumed (its events are no longer kept, or it never existed)", HeaderLastEventID, echoHeader(last))})
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, wire.InvalidRequest(
+				"Bad Request: %s %s names no stream of this session that can be resumed (its events are no longer kept, or it never existed)", HeaderLastEventID, echoHeader(last)))
 			return
 		}
 		st.mu.Lock()
 		if seq > st.seq {
 			st.mu.Unlock()
-			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-				"Bad Request: %s %s names an event this session never sent", HeaderLastEventID, echoHeader(last))})
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, wire.InvalidRequest(
+				"Bad Request: %s %s names an event this session never sent", HeaderLastEventID, echoHeader(last)))
 			return
 		}
 		events, gap := ls.keptAfter(st, seq)
@@ -492,8 +487,7 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		st.mu.Lock()
 		if st.conn != nil {
 			st.mu.Unlock()
-			writeError(w, http.StatusConflict, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-				Message: "Conflict: this session already has a GET stream open; resume it with " + HeaderLastEventID + " or close it first"})
+			writeError(w, http.StatusConflict, jsonrpc.ID{}, wire.InvalidRequest("%s", "Conflict: this session already has a GET stream open; resume it with "+HeaderLastEventID+" or close it first"))
 			return
 		}
 		if st.ended {
@@ -553,6 +547,5 @@ func (h *handler) sessionOf(w http.ResponseWriter, r *http.Request, method strin
 // unknownSession answers a request for a session that does not exist (or
 // no longer does): 404 tells a legacy client to initialize again.
 func (h *handler) unknownSession(w http.ResponseWriter, id jsonrpc.ID) {
-	writeError(w, http.StatusNotFound, id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-		Message: "Not Found: the session does not exist or has ended; send initialize to start a new one"})
+	writeError(w, http.StatusNotFound, id, wire.InvalidRequest("Not Found: the session does not exist or has ended; send initialize to start a new one"))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -222,7 +223,7 @@ func encodeOutcome(id jsonrpc.ID, res any, err error, log *slog.Logger) (msg []b
 	raw, merr := mcp.Marshal(res)
 	if merr != nil {
 		log.Error("streamhttp: encoding a result", "err", merr)
-		return encodeResponse(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result could not be encoded"}), http.StatusInternalServerError
+		return encodeResponse(id, nil, wire.Internal("Internal error: the result could not be encoded")), http.StatusInternalServerError
 	}
 	return encodeResponse(id, raw, nil), http.StatusOK
 }
@@ -232,7 +233,7 @@ func encodeOutcome(id jsonrpc.ID, res any, err error, log *slog.Logger) (msg []b
 func encodeResponse(id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) []byte {
 	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result, Error: e})
 	if err != nil {
-		msg, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the response could not be encoded"}})
+		msg, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: wire.Internal("Internal error: the response could not be encoded")})
 	}
 	return msg
 }

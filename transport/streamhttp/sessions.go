@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -529,6 +530,6 @@ func (ls *serverSession) versionMismatch(r *http.Request) *jsonrpc.Error {
 	if v == "" || mcp.ProtocolVersion(v) == ls.sess.ProtocolVersion() {
 		return nil
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Bad Request: " + HeaderProtocolVersion + " " + echoHeader(v) +
-		" is not the protocol version of this session (" + string(ls.sess.ProtocolVersion()) + ")"}
+	return wire.InvalidRequest("%s", "Bad Request: "+HeaderProtocolVersion+" "+echoHeader(v)+
+		" is not the protocol version of this session ("+string(ls.sess.ProtocolVersion())+")")
 }

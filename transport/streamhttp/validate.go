@@ -3,12 +3,12 @@ package streamhttp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 )
@@ -223,11 +223,11 @@ func hasParamHeader(hdr http.Header) bool {
 // header is compared: -32602, sent with 400 Bad Request like every refusal
 // of this check.
 func invalidArguments(format string, args ...any) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + fmt.Sprintf(format, args...)}
+	return wire.InvalidParams("Invalid params: "+format, args...)
 }
 
 func mismatch(format string, args ...any) *jsonrpc.Error {
-	return mcp.NewHeaderMismatchError("Header mismatch: " + fmt.Sprintf(format, args...))
+	return wire.HeaderMismatch("Header mismatch: "+format, args...)
 }
 
 // shorten returns a JSON value for an error message, cut short.
