@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/server"
@@ -65,7 +66,7 @@ func parleyUnsealedServer() *server.Server {
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		var a echoArgs
 		if err := p.DecodeArguments(&a); err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		if !p.InputResponses.Has("region") {
 			return &mcp.InputRequiredResult{
@@ -75,11 +76,11 @@ func parleyUnsealedServer() *server.Server {
 		}
 		ans, err := p.InputResponses.Elicit("region")
 		if err != nil || p.RequestState != plainState {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		var r regionAnswer
 		if err := ans.DecodeContent(&r); err != nil {
-			return nil, server.InvalidParams("Invalid params: %v", err)
+			return nil, wire.InvalidParams("Invalid params: %v", err)
 		}
 		return mcp.TextResult("Provisioned " + a.Name + " in " + r.Region + "."), nil
 	})
