@@ -162,7 +162,11 @@ func newWorld(t *testing.T) *world {
 	srv.Config.Handler = mux
 	srv.Start()
 	t.Cleanup(func() {
-		streamhttp.EndSessions(h)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("shutting the MCP handler down: %v", err)
+		}
 		srv.Close()
 	})
 	return w

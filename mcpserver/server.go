@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 
 	"github.com/parley-mcp/parley/mcp"
@@ -145,7 +144,7 @@ func (s *Server) ServeConn(ctx context.Context, conn transport.Conn) error {
 // behind a plain load balancer, and 2025-era clients in sessions, which
 // live in the memory of the instance that opened them (route them there,
 // or set opts.Sessions.Stateless; see docs/guide/two-generations.md).
-func (s *Server) HTTPHandler(opts *streamhttp.HandlerOptions) http.Handler {
+func (s *Server) HTTPHandler(opts *streamhttp.HandlerOptions) *streamhttp.Handler {
 	var o streamhttp.HandlerOptions
 	if opts != nil {
 		o = *opts

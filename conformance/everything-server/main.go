@@ -34,7 +34,6 @@ import (
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport/stdio"
-	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
 func main() {
@@ -80,8 +79,6 @@ func serveHTTP(ctx context.Context, s *mcpserver.Server, addr string) error {
 	// body and each write itself (streamhttp.HandlerOptions.BodyTimeout,
 	// WriteTimeout).
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	hs.RegisterOnShutdown(s.LowLevel().EndSubscriptions)
-	hs.RegisterOnShutdown(func() { streamhttp.EndSessions(h) })
 	// The readiness line: run.sh and people read the bound address here.
 	fmt.Fprintf(os.Stderr, "everything-server: serving MCP on http://%s/mcp\n", ln.Addr())
 
@@ -92,9 +89,12 @@ func serveHTTP(ctx context.Context, s *mcpserver.Server, addr string) error {
 		return err
 	case <-ctx.Done():
 	}
+	// The MCP handler first: it ends the listen streams and legacy
+	// sessions that would keep hs.Shutdown waiting, and refuses new
+	// requests while the ones in progress finish.
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return hs.Shutdown(shutCtx)
+	return errors.Join(h.Shutdown(shutCtx), hs.Shutdown(shutCtx))
 }
 
 // fixture is the everything-server: one mcpserver.Server plus the little

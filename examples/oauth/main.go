@@ -139,10 +139,13 @@ func run(ctx context.Context, w io.Writer) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer func() {
-		streamhttp.EndSessions(h)
+		// The MCP handler first (it ends its streams and sessions), then
+		// the HTTP server.
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(sctx)
+		if err := errors.Join(h.Shutdown(sctx), srv.Shutdown(sctx)); err != nil {
+			fmt.Fprintf(w, "shutting down: %v\n", err)
+		}
 	}()
 	fmt.Fprintf(w, "MCP server at %s, metadata at %s\n\n", resource, rs.MetadataURL())
 

@@ -165,7 +165,8 @@ func dial(ctx context.Context, mode string, serverCommand func() (*exec.Cmd, err
 		}
 		s := newProvisioner()
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
+		h := streamhttp.NewHandler(s, nil)
+		mux.Handle("/mcp", h)
 		// ReadHeaderTimeout and IdleTimeout bound peers that trickle their
 		// headers or hold idle connections. ReadTimeout and WriteTimeout stay
 		// zero: they bound whole requests and responses, and would cut
@@ -173,9 +174,15 @@ func dial(ctx context.Context, mode string, serverCommand func() (*exec.Cmd, err
 		// body and each write itself (streamhttp.HandlerOptions.BodyTimeout,
 		// WriteTimeout).
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-		srv.RegisterOnShutdown(s.EndSubscriptions)
 		go srv.Serve(ln)
-		return streamhttp.NewClientTransport("http://"+ln.Addr().String()+"/mcp", nil), func() { srv.Shutdown(ctx) }, nil
+		stop := func() {
+			// The MCP handler first: it ends the listen streams that would
+			// keep srv.Shutdown waiting.
+			if err := errors.Join(h.Shutdown(ctx), srv.Shutdown(ctx)); err != nil {
+				fmt.Fprintln(os.Stderr, "provision-lowlevel: shutting down:", err)
+			}
+		}
+		return streamhttp.NewClientTransport("http://"+ln.Addr().String()+"/mcp", nil), stop, nil
 	}
 	return nil, nil, usageError{fmt.Errorf("unknown transport %q (want memory, stdio or http)", mode)}
 }

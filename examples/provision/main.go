@@ -129,7 +129,7 @@ func serveOnHTTP(addr string) error {
 	if err != nil {
 		return err
 	}
-	srv := newHTTPServer(s)
+	srv, h := newHTTPServer(s)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	served := make(chan error, 1)
@@ -144,14 +144,22 @@ func serveOnHTTP(addr string) error {
 	fmt.Println("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	return shutdown(sctx, srv, h)
 }
 
-// newHTTPServer mounts s at /mcp. Shutting it down ends the server's
-// subscriptions/listen streams, which would otherwise hold it open.
-func newHTTPServer(s *mcpserver.Server) *http.Server {
+// shutdown stops the MCP handler, then the HTTP server: the handler ends
+// the listen streams and legacy sessions that would otherwise keep the
+// server waiting, and refuses new requests while the ones in progress end.
+func shutdown(ctx context.Context, srv *http.Server, h *streamhttp.Handler) error {
+	return errors.Join(h.Shutdown(ctx), srv.Shutdown(ctx))
+}
+
+// newHTTPServer mounts s at /mcp, and returns the server and the MCP
+// handler, which shutdown stops first.
+func newHTTPServer(s *mcpserver.Server) (*http.Server, *streamhttp.Handler) {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.HTTPHandler(nil))
+	h := s.HTTPHandler(nil)
+	mux.Handle("/mcp", h)
 	// ReadHeaderTimeout and IdleTimeout bound peers that trickle their
 	// headers or hold idle connections. ReadTimeout and WriteTimeout stay
 	// zero: they bound whole requests and responses, and would cut
@@ -159,8 +167,7 @@ func newHTTPServer(s *mcpserver.Server) *http.Server {
 	// body and each write itself (streamhttp.HandlerOptions.BodyTimeout,
 	// WriteTimeout).
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-	srv.RegisterOnShutdown(s.LowLevel().EndSubscriptions)
-	return srv
+	return srv, h
 }
 
 // selfAsServer is the command that runs this program as the stdio server.
@@ -263,12 +270,14 @@ func dial(mode string, serverCommand func() (*exec.Cmd, error)) (transport.Trans
 		if err != nil {
 			return nil, nil, err
 		}
-		srv := newHTTPServer(s)
+		srv, h := newHTTPServer(s)
 		go srv.Serve(ln)
 		stop := func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			srv.Shutdown(ctx)
+			if err := shutdown(ctx, srv, h); err != nil {
+				fmt.Fprintln(os.Stderr, "provision: shutting down:", err)
+			}
 		}
 		return streamhttp.NewClientTransport("http://"+ln.Addr().String()+"/mcp", nil), stop, nil
 	}

@@ -39,16 +39,18 @@
 //	h := streamhttp.NewHandler(s, nil)
 //	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: h,
 //		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-//	srv.RegisterOnShutdown(s.EndSubscriptions)
-//	srv.RegisterOnShutdown(func() { streamhttp.EndSessions(h) })
-//	err := srv.ListenAndServe()
+//	go srv.ListenAndServe()
+//	...
+//	// On SIGTERM: the handler first, then the server.
+//	err := errors.Join(h.Shutdown(ctx), srv.Shutdown(ctx))
 //
-// RegisterOnShutdown matters for graceful shutdown: http.Server.Shutdown
-// waits for requests in progress, and a subscriptions/listen stream is a
-// request that lasts until the client leaves, as is the GET stream of a
-// legacy session. EndSubscriptions ends every listen stream with its final
-// result, and EndSessions ends the legacy sessions (which die with the
-// process anyway), so Shutdown can complete.
+// The order matters for graceful shutdown: http.Server.Shutdown waits for
+// requests in progress, and a subscriptions/listen stream is a request that
+// lasts until the client leaves, as is the GET stream of a legacy session.
+// Handler.Shutdown ends every listen stream with its final result and every
+// legacy session (which dies with the process anyway), so the server's
+// Shutdown can complete. Keep the *Handler that NewHandler returns even when
+// middleware wraps it for serving: Shutdown is its method.
 //
 // The handler picks the response shape per request. A request that sends no
 // notification before its result is answered with JSON; the first

@@ -131,8 +131,10 @@ type HandlerOptions struct {
 	Sessions *SessionOptions
 }
 
-// handler serves the MCP endpoint; see NewHandler.
-type handler struct {
+// Handler serves a Streamable HTTP MCP endpoint; NewHandler makes one.
+// Mount it (or any middleware around it) with an http.ServeMux, and keep
+// the *Handler itself for Shutdown: a wrapper cannot lose it.
+type Handler struct {
 	s         *server.Server
 	maxBody   int64
 	keepAlive time.Duration
@@ -144,12 +146,19 @@ type handler struct {
 
 	legacy   bool          // the server serves legacy versions: initialize is answered
 	sessions *sessionStore // legacy sessions; nil when there are none (stateless legacy mode, or no legacy)
+
+	shutdown shutdownState // see Shutdown
 }
 
-// NewHandler returns the http.Handler of a Streamable HTTP MCP endpoint
-// served by s. Mount it at the endpoint's path:
+// NewHandler returns the handler of a Streamable HTTP MCP endpoint served
+// by s. Mount it at the endpoint's path, and shut it down before the
+// http.Server that serves it (see Handler.Shutdown):
 //
-//	mux.Handle("/mcp", streamhttp.NewHandler(s, nil))
+//	h := streamhttp.NewHandler(s, nil)
+//	mux.Handle("/mcp", h)
+//	...
+//	_ = h.Shutdown(ctx)   // ends its streams and sessions, waits for its requests
+//	_ = srv.Shutdown(ctx)
 //
 // For 2026-07-28 the handler is stateless: every POST is served on its own
 // and nothing is kept between them, so any number of handlers (in any
@@ -159,12 +168,12 @@ type handler struct {
 // balancer must then send a session's requests to the instance that
 // opened it), or statelessly with SessionOptions.Stateless. See the package
 // documentation for what it answers when.
-func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
+func NewHandler(s *server.Server, opts *HandlerOptions) *Handler {
 	var o HandlerOptions
 	if opts != nil {
 		o = *opts
 	}
-	h := &handler{
+	h := &Handler{
 		s:         s,
 		maxBody:   o.MaxBodyBytes,
 		keepAlive: o.KeepAlive,
@@ -198,7 +207,7 @@ func NewHandler(s *server.Server, opts *HandlerOptions) http.Handler {
 
 // ServeHTTP serves one HTTP request: a POST of one JSON-RPC message (of
 // 2026-07-28, or of a legacy client), or a legacy session's GET or DELETE.
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if why := h.origins.check(r); why != "" {
 		h.log.Warn("streamhttp: refusing request (DNS rebinding protection)", "reason", why, "remote", r.RemoteAddr)
 		writeError(w, http.StatusForbidden, jsonrpc.ID{}, wire.InvalidRequest("Forbidden: %s", why))
@@ -312,7 +321,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveRequest checks a request against its headers and serves it.
-func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Request) {
+func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Request) {
 	req, err := h.s.Prepare(msg)
 	if err != nil {
 		rpcErr := asRPCError(err)
@@ -340,6 +349,13 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *json
 		return
 	}
 
+	if req.Method == mcp.MethodSubscriptionsListen {
+		if !h.shutdown.enter() {
+			shuttingDown(w, msg.ID)
+			return
+		}
+		defer h.shutdown.leave()
+	}
 	rs := newResponder(w, r, msg.ID, streamOK, h.keepAlive, h.writeTime, h.log)
 	req.SetNotify(rs.notify)
 	res, err := h.s.Serve(r.Context(), req)
@@ -348,7 +364,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *json
 
 // methodNotAllowed answers a method the endpoint does not serve, and a GET
 // or DELETE that names no session (all a 2026-07-28 client could send).
-func (h *handler) methodNotAllowed(w http.ResponseWriter) {
+func (h *Handler) methodNotAllowed(w http.ResponseWriter) {
 	w.Header().Set("Allow", http.MethodPost)
 	msg := "Method Not Allowed: this MCP endpoint accepts only POST (2026-07-28 has no GET stream and no sessions)"
 	if h.sessions != nil {
@@ -363,7 +379,7 @@ var errBodyTooLarge = errors.New("request body too large")
 
 // readBody reads the whole request body, up to the limit and within
 // BodyTimeout.
-func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > h.maxBody {
 		return nil, errBodyTooLarge
 	}
@@ -384,7 +400,7 @@ func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 }
 
 // readBodyNow reads the body: readBody without the deadline.
-func (h *handler) readBodyNow(r *http.Request) ([]byte, error) {
+func (h *Handler) readBodyNow(r *http.Request) ([]byte, error) {
 	if r.ContentLength > 0 {
 		// The usual case: read exactly what was announced, in one buffer.
 		buf := make([]byte, r.ContentLength)

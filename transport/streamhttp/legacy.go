@@ -33,7 +33,7 @@ func speaks2026(r *http.Request, msg *jsonrpc.Request) bool {
 
 // serveInitialize opens a legacy session (or, in stateless mode, only
 // answers the handshake).
-func (h *handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Request) {
+func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Request) {
 	if h.sessions == nil { // stateless
 		sess, res, err := h.s.Initialize(r.Context(), msg, nil)
 		if err != nil {
@@ -42,6 +42,10 @@ func (h *handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 		}
 		sess.Close() // nothing is kept: every later request stands alone
 		h.writeResult(w, msg.ID, res)
+		return
+	}
+	if h.shutdown.closed() {
+		shuttingDown(w, msg.ID)
 		return
 	}
 	if !h.sessions.reserve() {
@@ -64,7 +68,7 @@ func (h *handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 }
 
 // writeResult writes a result as a JSON response.
-func (h *handler) writeResult(w http.ResponseWriter, id jsonrpc.ID, res any) {
+func (h *Handler) writeResult(w http.ResponseWriter, id jsonrpc.ID, res any) {
 	msg, status := encodeOutcome(id, res, nil, h.log)
 	writeJSON(w, status, msg)
 }
@@ -73,7 +77,7 @@ func (h *handler) writeResult(w http.ResponseWriter, id jsonrpc.ID, res any) {
 // request: its MCP-Protocol-Version header, 2025-03-26 without one (as
 // the specification says), or nil with the error to answer for a version
 // the server does not serve.
-func (h *handler) legacyVersionOf(r *http.Request) (mcp.ProtocolVersion, *jsonrpc.Error) {
+func (h *Handler) legacyVersionOf(r *http.Request) (mcp.ProtocolVersion, *jsonrpc.Error) {
 	v := mcp.ProtocolVersion(protocolVersionHeader(r.Header))
 	if v == "" {
 		v = mcp.Version20250326
@@ -88,7 +92,7 @@ func (h *handler) legacyVersionOf(r *http.Request) (mcp.ProtocolVersion, *jsonrp
 }
 
 // serveStateless serves a legacy request without a session.
-func (h *handler) serveStateless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Request) {
+func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Request) {
 	v, verr := h.legacyVersionOf(r)
 	if verr != nil {
 		writeError(w, http.StatusBadRequest, msg.ID, verr)
@@ -108,7 +112,7 @@ func (h *handler) serveStateless(w http.ResponseWriter, r *http.Request, msg *js
 
 // serveSessionPost serves a POST of an open session: a request, a
 // notification, or the client's answer to a server-to-client request.
-func (h *handler) serveSessionPost(w http.ResponseWriter, r *http.Request, ls *serverSession, m jsonrpc.Message) {
+func (h *Handler) serveSessionPost(w http.ResponseWriter, r *http.Request, ls *serverSession, m jsonrpc.Message) {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		if e := ls.versionMismatch(r); e != nil {
@@ -148,7 +152,7 @@ type sessionRequestKey struct{}
 // when the connection drops, or the handler closes it (CloseEventStream),
 // the request goes on and its events wait for the client to resume the
 // stream.
-func (h *handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls *serverSession, msg *jsonrpc.Request) {
+func (h *Handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls *serverSession, msg *jsonrpc.Request) {
 	if !ls.acquire() {
 		h.unknownSession(w, msg.ID)
 		return
@@ -188,7 +192,7 @@ func (h *handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls
 // handleGuarded serves msg on ls, turning a panic into an internal error:
 // the handler runs on a goroutine of its own, where net/http's recovery
 // does not reach.
-func (h *handler) handleGuarded(ctx context.Context, ls *serverSession, msg *jsonrpc.Request, q *sessionRequest) (res any, err error) {
+func (h *Handler) handleGuarded(ctx context.Context, ls *serverSession, msg *jsonrpc.Request, q *sessionRequest) (res any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("streamhttp: handler panicked", "method", msg.Method, "panic", v, "stack", string(debug.Stack()))
@@ -334,7 +338,7 @@ func (q *sessionRequest) call(ctx context.Context, method string, params json.Ra
 // finish sends the request's answer: as JSON when no event came before
 // it, else as the last event of its stream (which a client that lost the
 // connection can still fetch with Last-Event-ID).
-func (q *sessionRequest) finish(res any, err error, h *handler) {
+func (q *sessionRequest) finish(res any, err error, h *Handler) {
 	msg, status := encodeOutcome(q.id, res, err, h.log)
 	if status != http.StatusInternalServerError {
 		status = http.StatusOK // legacy errors travel in-band: 404 would mean "session gone"
@@ -395,33 +399,25 @@ func CloseEventStream(ctx context.Context) bool {
 	return true
 }
 
-// EndSessions ends every legacy session of h, a handler made by NewHandler
-// (for any other handler it does nothing): their requests in progress are
-// cancelled and their streams end. Sessions live in the handler's memory
-// and die with the process; ending them when the server shuts down lets
-// http.Server.Shutdown complete instead of waiting for GET streams that
-// last until their clients leave. Register it with
-// http.Server.RegisterOnShutdown. Clients that come back get 404 and
-// initialize again. The handler goes on serving: new sessions can open.
+// EndSessions ends every legacy session of h, a *Handler made by
+// NewHandler: their requests in progress are cancelled and their streams
+// end. Clients that come back get 404 and initialize again; the handler
+// goes on serving. For any other http.Handler, including middleware
+// wrapped around a *Handler, it does nothing, which is how a shutdown got
+// lost.
+//
+// Deprecated: use (*Handler).Shutdown, which cannot be handed a wrapper,
+// also ends listen streams, refuses new requests and waits for the ones in
+// progress.
 func EndSessions(h http.Handler) {
-	hh, ok := h.(*handler)
-	if !ok || hh.sessions == nil {
-		return
-	}
-	hh.sessions.mu.Lock()
-	all := make([]*serverSession, 0, len(hh.sessions.byID))
-	for _, ls := range hh.sessions.byID {
-		all = append(all, ls)
-	}
-	hh.sessions.mu.Unlock()
-	for _, ls := range all {
-		hh.sessions.closeSession(ls, "server shutting down")
+	if hh, ok := h.(*Handler); ok {
+		hh.endSessions("server shutting down")
 	}
 }
 
 // serveGet serves a GET: a session's standalone stream, or the resumption
 // of one of its streams.
-func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 	ls := h.sessionOf(w, r, "GET")
 	if ls == nil {
 		return
@@ -430,6 +426,11 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, jsonrpc.ID{}, wire.InvalidRequest("Not Acceptable: a GET answers with an event stream; send Accept: text/event-stream"))
 		return
 	}
+	if !h.shutdown.enter() {
+		shuttingDown(w, jsonrpc.ID{})
+		return
+	}
+	defer h.shutdown.leave()
 	if !ls.acquire() {
 		h.unknownSession(w, jsonrpc.ID{})
 		return
@@ -513,7 +514,7 @@ func (h *handler) serveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveDelete ends a session.
-func (h *handler) serveDelete(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 	ls := h.sessionOf(w, r, "DELETE")
 	if ls == nil {
 		return
@@ -526,7 +527,7 @@ func (h *handler) serveDelete(w http.ResponseWriter, r *http.Request) {
 // answer to a request that names none it can use: 405 without a session
 // id (where 2026-07-28 clients land), 404 for an unknown one, 400 for a
 // version that is not the session's.
-func (h *handler) sessionOf(w http.ResponseWriter, r *http.Request, method string) *serverSession {
+func (h *Handler) sessionOf(w http.ResponseWriter, r *http.Request, method string) *serverSession {
 	id := r.Header.Get(HeaderSessionID)
 	if h.sessions == nil || id == "" {
 		h.methodNotAllowed(w)
@@ -546,6 +547,6 @@ func (h *handler) sessionOf(w http.ResponseWriter, r *http.Request, method strin
 
 // unknownSession answers a request for a session that does not exist (or
 // no longer does): 404 tells a legacy client to initialize again.
-func (h *handler) unknownSession(w http.ResponseWriter, id jsonrpc.ID) {
+func (h *Handler) unknownSession(w http.ResponseWriter, id jsonrpc.ID) {
 	writeError(w, http.StatusNotFound, id, wire.InvalidRequest("Not Found: the session does not exist or has ended; send initialize to start a new one"))
 }

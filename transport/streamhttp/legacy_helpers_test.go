@@ -84,11 +84,11 @@ func addSrvTools(f *fixture) *srvTools {
 }
 
 // srvServer serves a fixture with legacy tools over a real HTTP server.
-func srvServer(t *testing.T, opts *HandlerOptions) (string, *fixture, *srvTools, *handler) {
+func srvServer(t *testing.T, opts *HandlerOptions) (string, *fixture, *srvTools, *Handler) {
 	t.Helper()
 	f := newFixture()
 	lt := addSrvTools(f)
-	h := NewHandler(f.s, opts).(*handler)
+	h := NewHandler(f.s, opts)
 	ts := httptest.NewServer(h)
 	// As a server shutting down does: the sessions' goroutines end with
 	// the test rather than at their idle timeout.
@@ -361,7 +361,7 @@ func srvPriming(t *testing.T, e srvEvent, id string) {
 }
 
 // srvSession returns the handler's srvOpen session sid.
-func (h *handler) srvSession(t *testing.T, sid string) *serverSession {
+func (h *Handler) srvSession(t *testing.T, sid string) *serverSession {
 	t.Helper()
 	h.sessions.mu.Lock()
 	defer h.sessions.mu.Unlock()

@@ -153,7 +153,7 @@ func bubbleSession(t *testing.T, h http.Handler) string {
 		// would then deadlock the bubble, hiding the failure. A test
 		// that passes has closed it itself.
 		if t.Failed() {
-			if hh, ok := h.(*handler); ok {
+			if hh, ok := h.(*Handler); ok {
 				if ls := hh.sessions.lookup(sid, httptest.NewRequest(http.MethodGet, "/", nil)); ls != nil {
 					hh.sessions.closeSession(ls, "test failed")
 				}
@@ -191,7 +191,7 @@ func checkIdle(t *testing.T, ls *serverSession) {
 func TestSessionIdleExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture()
-		h := NewHandler(f.s, nil).(*handler)
+		h := NewHandler(f.s, nil)
 		sid := bubbleSession(t, h)
 		ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 
@@ -233,8 +233,8 @@ func TestSessionIdleExpiry(t *testing.T) {
 func TestSessionIdleTimeoutOption(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture()
-		short := NewHandler(f.s, &HandlerOptions{Sessions: &SessionOptions{IdleTimeout: time.Minute}}).(*handler)
-		never := NewHandler(f.s, &HandlerOptions{Sessions: &SessionOptions{IdleTimeout: -1}}).(*handler)
+		short := NewHandler(f.s, &HandlerOptions{Sessions: &SessionOptions{IdleTimeout: time.Minute}})
+		never := NewHandler(f.s, &HandlerOptions{Sessions: &SessionOptions{IdleTimeout: -1}})
 		bubbleSession(t, short)
 		sid := bubbleSession(t, never)
 		time.Sleep(time.Minute + time.Second)
@@ -261,7 +261,7 @@ func TestSessionResumeWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture()
 		lt := addSrvTools(f)
-		h := NewHandler(f.s, nil).(*handler)
+		h := NewHandler(f.s, nil)
 		sid := bubbleSession(t, h)
 
 		call := bubbleDo(h, http.MethodPost, srvHeaders(sid), askBody)
@@ -318,7 +318,7 @@ func TestSessionDisconnectMidQuestion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture()
 		lt := addSrvTools(f)
-		h := NewHandler(f.s, &HandlerOptions{Sessions: &SessionOptions{ResumeWindow: 5 * time.Second}}).(*handler)
+		h := NewHandler(f.s, &HandlerOptions{Sessions: &SessionOptions{ResumeWindow: 5 * time.Second}})
 		sid := bubbleSession(t, h)
 
 		call := bubbleDo(h, http.MethodPost, srvHeaders(sid), askBody)
@@ -360,7 +360,7 @@ func TestSessionDisconnectMidQuestion(t *testing.T) {
 func TestSessionDisconnectBeforeAnyEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture()
-		h := NewHandler(f.s, nil).(*handler)
+		h := NewHandler(f.s, nil)
 		sid := bubbleSession(t, h)
 		call := bubbleDo(h, http.MethodPost, srvHeaders(sid), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`)
 		<-f.slowStarted

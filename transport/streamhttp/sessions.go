@@ -114,7 +114,7 @@ func (o *SessionOptions) resolved() SessionOptions {
 
 // sessionStore holds the open legacy sessions of one handler.
 type sessionStore struct {
-	h    *handler
+	h    *Handler
 	opts SessionOptions
 
 	mu       sync.Mutex
@@ -122,7 +122,7 @@ type sessionStore struct {
 	reserved int // initialize requests being served, counted against MaxSessions
 }
 
-func newSessionStore(h *handler, opts SessionOptions) *sessionStore {
+func newSessionStore(h *Handler, opts SessionOptions) *sessionStore {
 	return &sessionStore{h: h, opts: opts, byID: make(map[string]*serverSession)}
 }
 

@@ -20,7 +20,7 @@ import (
 // checkHeaders validates the headers of a prepared request: the protocol
 // version and method always; the name for tools/call, prompts/get and
 // resources/read; the Mcp-Param-* headers of a tools/call.
-func (h *handler) checkHeaders(r *http.Request, req *server.Request) *jsonrpc.Error {
+func (h *Handler) checkHeaders(r *http.Request, req *server.Request) *jsonrpc.Error {
 	hdr := r.Header
 	if e := compareVersionHeader(hdr, string(req.Meta.ProtocolVersion)); e != nil {
 		return e
@@ -94,7 +94,7 @@ func compareVersionHeader(hdr http.Header, body string) *jsonrpc.Error {
 // tool: every annotated argument present in the call (and not null) must
 // come with its Mcp-Param-* header saying the same value, and no such header
 // may come without its argument.
-func (h *handler) checkParamHeaders(ctx context.Context, hdr http.Header, req *server.Request, p *mcp.CallToolRequestParams) *jsonrpc.Error {
+func (h *Handler) checkParamHeaders(ctx context.Context, hdr http.Header, req *server.Request, p *mcp.CallToolRequestParams) *jsonrpc.Error {
 	if !hasArguments(p.Arguments) && !hasParamHeader(hdr) {
 		return nil // nothing to mirror and nothing mirrored
 	}
@@ -152,7 +152,7 @@ func (h *handler) checkParamHeaders(ctx context.Context, hdr http.Header, req *s
 
 // lookupTool finds the definition of the named tool: through FindTool when
 // set, else through the server's own tools/list.
-func (h *handler) lookupTool(ctx context.Context, call *server.Request, name string) (*mcp.Tool, bool) {
+func (h *Handler) lookupTool(ctx context.Context, call *server.Request, name string) (*mcp.Tool, bool) {
 	if h.findTool != nil {
 		t, ok := h.findTool(ctx, name)
 		return t, ok && t != nil

@@ -93,7 +93,8 @@ func run(addr, keysFile string, ttl time.Duration, name, redisAddr string) error
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.HTTPHandler(nil))
+	h := s.HTTPHandler(nil)
+	mux.Handle("/mcp", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := &http.Server{
 		Handler: mux,
@@ -118,6 +119,12 @@ func run(addr, keysFile string, ttl time.Duration, name, redisAddr string) error
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// The MCP handler first: it ends the streams and sessions that would
+	// keep srv.Shutdown waiting, and refuses new requests (503, which
+	// nginx passes on) while the ones in progress finish.
+	if err := h.Shutdown(sctx); err != nil {
+		return err
+	}
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
