@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need and the machine lacks:
-# nginx (the fleet test's load balancer) and redis-server (the shared store
-# of single-use requestState). Idempotent: a machine that has them is left
+# nginx (the fleet test's load balancer), redis-server (the shared store
+# of single-use requestState) and curl (the curl guide's test runs its
+# commands). Idempotent: a machine that has them is left
 # alone. Needs root or sudo, and Debian's package archive.
 #
 #   scripts/deps.sh            # install what is missing
@@ -10,6 +11,7 @@ set -euo pipefail
 need=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need+=(redis-server)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 sudo=()
