@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
@@ -37,11 +38,40 @@ type Options struct {
 	// PageSize is the number of entries per page of the list methods.
 	// Default: DefaultPageSize. Negative means one page with everything.
 	PageSize int
-	// Server holds the low-level server's options for what this struct
-	// does not cover (supported versions, caching hints, the listen
-	// buffer). Instructions and Logger above take precedence. Capabilities
-	// are derived from what is registered unless Server.Capabilities is
-	// set.
+
+	// SupportedVersions are the protocol versions the server serves,
+	// preferred first. Default: 2026-07-28 and the legacy versions
+	// 2025-11-25, 2025-06-18 and 2025-03-26, which clients reach through
+	// the initialize handshake; list only 2026-07-28 to refuse legacy
+	// clients. See server.Options.SupportedVersions.
+	SupportedVersions []mcp.ProtocolVersion
+	// Bridge, when not nil, lets a tool whose function returns a
+	// hand-built InputRequiredResult serve legacy sessions, by asking over
+	// their back-channel. Declared questions need no bridge. See
+	// server.Options.Bridge.
+	Bridge *server.BridgeOptions
+	// DiscoverTTL is the ttlMs of the server/discover result: how long a
+	// client may cache it. Default: 0 (do not cache).
+	DiscoverTTL time.Duration
+	// ListTTL is the ttlMs of list and read results: how long a client may
+	// cache them. Default: 0 (do not cache).
+	ListTTL time.Duration
+	// CacheScope is the cacheScope of those results. Default:
+	// mcp.CacheScopePrivate, since lists may depend on who asks.
+	CacheScope mcp.CacheScope
+	// Capabilities, when not nil, replaces the capabilities the server
+	// derives from what is registered.
+	Capabilities *mcp.ServerCapabilities
+	// ListenBuffer is how many notifications may queue for one
+	// subscriptions/listen stream before further ones are dropped (and
+	// logged). Default: 64.
+	ListenBuffer int
+
+	// Server holds the low-level server's options.
+	//
+	// Deprecated: set the fields above, which are the same options in one
+	// struct. A field set here is still used where the same field above is
+	// left at its zero value.
 	Server *server.Options
 }
 
@@ -78,18 +108,8 @@ func New(info mcp.Implementation, opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
-	var lowOpts server.Options
-	if o.Server != nil {
-		lowOpts = *o.Server
-	}
-	if o.Instructions != "" {
-		lowOpts.Instructions = o.Instructions
-	}
-	if o.Logger != nil {
-		lowOpts.Logger = o.Logger
-	}
 	s := &Server{
-		low:         server.New(info, &lowOpts),
+		low:         server.New(info, o.lowLevel()),
 		pageSize:    o.PageSize,
 		completions: map[completionKey]CompleteFunc{},
 	}
@@ -101,6 +121,43 @@ func New(info mcp.Implementation, opts *Options) (*Server, error) {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	return s, nil
+}
+
+// lowLevel returns the low-level server's options: the fields of o, and
+// those of the deprecated o.Server where o leaves the same field zero.
+func (o *Options) lowLevel() *server.Options {
+	var low server.Options
+	if o.Server != nil {
+		low = *o.Server
+	}
+	if o.Instructions != "" {
+		low.Instructions = o.Instructions
+	}
+	if o.Logger != nil {
+		low.Logger = o.Logger
+	}
+	if o.SupportedVersions != nil {
+		low.SupportedVersions = o.SupportedVersions
+	}
+	if o.Bridge != nil {
+		low.Bridge = o.Bridge
+	}
+	if o.DiscoverTTL != 0 {
+		low.DiscoverTTL = o.DiscoverTTL
+	}
+	if o.ListTTL != 0 {
+		low.ListTTL = o.ListTTL
+	}
+	if o.CacheScope != "" {
+		low.CacheScope = o.CacheScope
+	}
+	if o.Capabilities != nil {
+		low.Capabilities = o.Capabilities
+	}
+	if o.ListenBuffer != 0 {
+		low.ListenBuffer = o.ListenBuffer
+	}
+	return &low
 }
 
 // MustNew is [New] for start-up code: it panics where New returns an

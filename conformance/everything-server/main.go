@@ -124,7 +124,7 @@ func newFixture() (*fixture, error) {
 			// (test_elicitation_sep1330_enums, test_streaming_elicitation)
 			// serve 2025-11-25 sessions through the bridge; the
 			// dependency-form tools ask over the back-channel by themselves.
-			Server: &server.Options{Bridge: &server.BridgeOptions{}},
+			Bridge: &server.BridgeOptions{},
 		}),
 	}
 	for _, register := range []func() error{f.registerTools, f.registerPrompts, f.registerResources, f.registerCompletion} {
