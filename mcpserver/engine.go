@@ -11,6 +11,7 @@ import (
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
+	"github.com/parley-mcp/parley/server"
 )
 
 // The engine runs a registration's questions: it works out which are
@@ -76,7 +77,7 @@ func prepare[In any](ctx context.Context, c *Call, pl *plan, in In, p mcp.Reques
 		c.responses, c.state, c.stated = *responses, state, present
 		return nil, nil
 	}
-	return pl.resolve(ctx, c, in, *responses, state, askerFor(c))
+	return pl.resolve(ctx, c, in, *responses, state, c.StateProof(), askerFor(c))
 }
 
 // maxEngineRounds bounds the rounds one request may run with a
@@ -90,17 +91,19 @@ const maxEngineRounds = 64
 // error: a *QuestionError, a capability error, or an internal one.
 //
 // responses and state are the request's inputResponses and its verified,
-// plaintext requestState. An answer in responses counts only if the
-// previous round asked exactly the question as it renders now
-// (requeststate.Asked); a record in state counts only for a question
-// asked in this call whose rendering still has the recorded digest. So a
+// plaintext requestState, and proof what that state proved (nil on a first
+// round or without a sealer). An answer in responses counts only if proof
+// says the previous round asked exactly the question as it renders now; a
+// record in state counts only for a question asked in this call whose
+// rendering still has the recorded digest. So a
 // client can neither slip in an answer to a question it was not asked,
 // nor make a stale answer stand for a reworded question.
-func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.InputResponses, state string, a asker) (*mcp.InputRequiredResult, error) {
+func (p *plan) resolve(ctx context.Context, c *Call, in any, responses mcp.InputResponses, state string, proof server.StateProof, a asker) (*mcp.InputRequiredResult, error) {
 	recorded := decodeState(state)
-	// asked reports whether the previous round asked q, whose digest is
-	// digest, under key.
-	asked := func(key string, q mcp.InputRequest, digest string) bool { return requeststate.Asked(ctx, key, q) }
+	// asked reports whether the round answered now asked q, whose digest
+	// is digest, under key: first the sealed round proof speaks for, then
+	// the back-channel round just asked.
+	asked := func(key string, q mcp.InputRequest, _ string) bool { return proof != nil && proof.Asked(key, q) }
 	var keptBuf [4]keptRecord
 	kept := keptBuf[:0]
 	c.answers = c.answersBuf[:0]

@@ -62,7 +62,7 @@ func newRoundBench(tb testing.TB, questions, inbound, outbound bool) *roundBench
 	}
 	done := mcp.TextResult("done")
 	rb := &roundBench{req: req, p: req.Params.(*mcp.CallToolRequestParams), inbound: inbound}
-	rb.h = b.Wrap(func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
+	rb.h = b.wrap(func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
 		if outbound {
 			return ir, nil
 		}

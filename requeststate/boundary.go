@@ -3,6 +3,7 @@ package requeststate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -32,9 +33,9 @@ const (
 )
 
 // Boundary seals the requestState of outgoing input_required results and
-// verifies every requestState that comes back. Build one with [NewBoundary]
-// and install [Boundary.Wrap] as server middleware, or let [Protect] do
-// both. A Boundary is safe for concurrent use.
+// verifies every requestState that comes back. It is a server.StateSealer:
+// build one with [NewBoundary] and install it with server.Server.SealState,
+// or let [Protect] do both. A Boundary is safe for concurrent use.
 type Boundary struct {
 	codec     Codec
 	ttl       time.Duration
@@ -43,7 +44,13 @@ type Boundary struct {
 	now       func() time.Time
 	log       *slog.Logger
 	singleUse SingleUseStore // nil: a state may be used again within its TTL
+	rejected  func(ctx context.Context, req *server.Request, reason string, err error)
 }
+
+var (
+	_ server.StateSealer = (*Boundary)(nil)
+	_ server.StateProof  = (*verified)(nil)
+)
 
 // NewBoundary checks p (nil means [ProcessLocal]) and returns the boundary
 // for a server named serverName, the default audience.
@@ -54,13 +61,14 @@ func NewBoundary(serverName string, p *Policy) (*Boundary, error) {
 	return p.resolve(serverName)
 }
 
-// Protect attaches the boundary to a low-level server: from now on, every
-// requestState its handlers return is sealed and every one a client sends
-// is verified. p nil means [ProcessLocal]. The audience defaults to the
-// server's name, and the logger to the server's.
-//
-// Middleware added to s before Protect sees sealed tokens; middleware
-// added after it, and the handlers, see plaintext. Attach it once.
+// Protect attaches the boundary to a low-level server as its StateSealer
+// (server.Server.SealState): from now on, every requestState its handlers
+// return is sealed and every one a client sends is verified, in a step of
+// the server's dispatch that runs outside every middleware, so all of them
+// and the handlers see plaintext whatever the order of Use calls. p nil
+// means [ProcessLocal]. The audience defaults to the server's name, and the
+// logger to the server's. A server takes one boundary: a second Protect
+// returns an error wrapping server.ErrStateSealerSet.
 func Protect(s *server.Server, p *Policy) error {
 	b, err := NewBoundary(s.Info().Name, p)
 	if err != nil {
@@ -69,45 +77,100 @@ func Protect(s *server.Server, p *Policy) error {
 	if p == nil || p.Logger == nil {
 		b.log = s.Logger()
 	}
-	s.Use(b.Wrap)
+	if err := s.SealState(b); err != nil {
+		return fmt.Errorf("requeststate: %w", err)
+	}
 	return nil
 }
 
 // MustProtect is [Protect] for start-up code: it panics if the policy is
 // invalid (a short or duplicate key, no server name, both or neither of
-// Keys and Codec), which is a configuration error to fix before serving.
+// Keys and Codec) or the server has a boundary already, which is a
+// configuration error to fix before serving.
 func MustProtect(s *server.Server, p *Policy) {
 	if err := Protect(s, p); err != nil {
 		panic(err)
 	}
 }
 
-// Wrap is the boundary as a [server.Middleware]: s.Use(b.Wrap).
+// Open is the boundary's half of server.StateSealer on the way in: it
+// verifies an inbound requestState (an empty one included: no token is
+// empty, so it is refused) and returns its plaintext and what it proved.
+// Every failure is logged with its reason and answered with the one fixed
+// error. Answers in inputResponses to questions the sealed round did not
+// ask are dropped from req's params.
+func (b *Boundary) Open(ctx context.Context, req *server.Request, token string) (string, server.StateProof, error) {
+	v := new(verified)
+	if err := b.open(ctx, req, token, v); err != nil {
+		return "", nil, err
+	}
+	if p := carrierParams(req.Method, req.Params); p != nil {
+		responses, _ := p.Continuation()
+		v.dropUnasked(responses)
+	}
+	return string(v.cl.state), v, nil
+}
+
+// Seal is the boundary's half of server.StateSealer on the way out: it
+// seals the plaintext requestState of ir, bound to req's method, target and
+// arguments, its caller, the questions ir asks, this server and a fresh
+// expiry. Arguments that decoders read differently cannot be bound and are
+// the client's -32602; any other failure is logged and answered -32603.
+func (b *Boundary) Seal(ctx context.Context, req *server.Request, ir *mcp.InputRequiredResult) (string, error) {
+	// The principal and request digest that verified the inbound token,
+	// if there was one, seal the outbound one.
+	id := new(identity)
+	if v, ok := req.StateProof().(*verified); ok {
+		id = &v.id
+	}
+	return b.sealWithID(ctx, req, ir, id)
+}
+
+// sealWithID is Seal with the request's identity given, and its failures
+// turned into the errors a client gets.
+func (b *Boundary) sealWithID(ctx context.Context, req *server.Request, ir *mcp.InputRequiredResult, id *identity) (string, error) {
+	token, err := b.seal(ctx, req, ir, id)
+	if errors.Is(err, errAmbiguous) {
+		// The client's fault, not the server's: arguments that decoders
+		// read differently can be bound to no state. Said only now, when
+		// state is to be sealed, because checking every call up front
+		// would cost each call a digest it may never need.
+		b.log.LogAttrs(ctx, slog.LevelWarn, "requeststate: refusing to seal requestState",
+			slog.String("method", req.Method), slog.String("err", err.Error()))
+		return "", wire.InvalidParams("Invalid params: %s", strings.TrimPrefix(err.Error(), "requeststate: "))
+	}
+	if err != nil {
+		b.log.LogAttrs(ctx, slog.LevelError, "requeststate: refusing to seal requestState",
+			slog.String("method", req.Method), slog.String("err", err.Error()))
+		return "", wire.Internal("")
+	}
+	return token, nil
+}
+
+// Wrap is the boundary as a [server.Middleware]: s.Use(b.Wrap). It runs
+// Open and Seal around next, as the server's step does, but only for the
+// middleware added after it: those added before see tokens.
 //
-// On tools/call, prompts/get and resources/read it verifies every inbound
-// requestState, an empty one included, and replaces it with the plaintext
-// before next runs, whether or not the handler ever issues state; answers
-// in inputResponses to questions the sealed round did not ask are dropped.
-// An input_required result with a requestState (an empty plaintext
-// included, when present) is returned as a copy with the state sealed.
-// Other methods pass through untouched.
-func (b *Boundary) Wrap(next server.Handler) server.Handler {
+// Deprecated: attach the boundary with [Protect] (or
+// server.Server.SealState), which runs it outside every middleware.
+func (b *Boundary) Wrap(next server.Handler) server.Handler { return b.wrap(next) }
+
+// wrap is Wrap, kept unexported for the benchmarks and tests that measure
+// the boundary without a server around it.
+func (b *Boundary) wrap(next server.Handler) server.Handler {
 	return func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
 		p := carrierParams(req.Method, req.Params)
 		if p == nil {
 			return next(ctx, req)
 		}
-		var id identity
-		// Present is what counts, not empty: "requestState":"" is a state
-		// like any other, and no token is empty, so it is refused here.
+		var v *verified
 		if token, present := p.LookupRequestState(); present {
-			v, err := b.open(ctx, req, token, &id)
+			plain, proof, err := b.Open(ctx, req, token)
 			if err != nil {
 				return nil, err
 			}
-			p.SetRequestState(string(v.cl.state), true)
-			responses, _ := p.Continuation()
-			v.dropUnasked(responses)
+			p.SetRequestState(plain, true)
+			v = proof.(*verified)
 			ctx = context.WithValue(ctx, verifiedKey{}, v)
 		}
 		res, err := next(ctx, req)
@@ -121,22 +184,15 @@ func (b *Boundary) Wrap(next server.Handler) server.Handler {
 		if _, present := ir.LookupRequestState(); !present {
 			return res, nil
 		}
-		token, err := b.seal(ctx, req, ir, &id)
-		if errors.Is(err, errAmbiguous) {
-			// The client's fault, not the server's: arguments that
-			// decoders read differently can be bound to no state. Said
-			// only now, when state is to be sealed, because checking every
-			// call up front would cost each call a digest it may never need.
-			b.log.LogAttrs(ctx, slog.LevelWarn, "requeststate: refusing to seal requestState",
-				slog.String("method", req.Method), slog.String("err", err.Error()))
-			return nil, wire.InvalidParams("Invalid params: %s", strings.TrimPrefix(err.Error(), "requeststate: "))
+		id := new(identity)
+		if v != nil {
+			id = &v.id
 		}
+		token, err := b.sealWithID(ctx, req, ir, id)
 		if err != nil {
-			b.log.LogAttrs(ctx, slog.LevelError, "requeststate: refusing to seal requestState",
-				slog.String("method", req.Method), slog.String("err", err.Error()))
-			return nil, wire.Internal("")
+			return nil, err
 		}
-		sealed := *ir // the handler may share its value; never write into it
+		sealed := *ir
 		sealed.SetRequestState(token, true)
 		return &sealed, nil
 	}
@@ -204,28 +260,46 @@ func (b *Boundary) seal(ctx context.Context, req *server.Request, ir *mcp.InputR
 	return b.codec.Seal(appendEnvelope(make([]byte, 0, env.len()), &env))
 }
 
-// verified is what an inbound token proved, kept in the handler's context
-// for [Asked].
+// verified is what an inbound token proved: the server keeps it as the
+// request's server.StateProof, and it carries the identity that verified
+// the token to the sealing of the next one.
 type verified struct {
 	cl claims
+	id identity
+}
+
+// Asked implements server.StateProof (see [Asked]).
+func (v *verified) Asked(key string, q mcp.InputRequest) bool {
+	if v == nil || q == nil {
+		return false
+	}
+	want, ok := v.cl.asked(key)
+	if !ok {
+		return false
+	}
+	got, err := cachedQuestionDigest(q)
+	return err == nil && string(got[:]) == string(want)
 }
 
 type verifiedKey struct{}
 
-// open unseals and checks an inbound token. Every failure is logged with
-// its reason and returned as the fixed rejection.
-func (b *Boundary) open(ctx context.Context, req *server.Request, token string, id *identity) (*verified, error) {
-	v := new(verified)
-	reason, cause := b.check(ctx, req, token, id, &v.cl)
+// open unseals and checks an inbound token into v. Every failure is
+// logged with its reason and returned as the fixed rejection.
+func (b *Boundary) open(ctx context.Context, req *server.Request, token string, v *verified) error {
+	reason, cause := b.check(ctx, req, token, &v.id, &v.cl)
 	if reason == "" {
-		return v, nil
+		return nil
 	}
 	attrs := []slog.Attr{slog.String("method", req.Method), slog.String("reason", reason)}
 	if cause != nil {
 		attrs = append(attrs, slog.String("err", cause.Error()))
 	}
 	b.log.LogAttrs(ctx, slog.LevelWarn, "requeststate: rejected requestState", attrs...)
-	return nil, rejection(cause)
+	err := rejection(cause)
+	if b.rejected != nil {
+		b.rejected(ctx, req, reason, err)
+	}
+	return err
 }
 
 // check returns "" when token is valid for req, or the reason it is not
@@ -306,15 +380,13 @@ func (v *verified) dropUnasked(responses *mcp.InputResponses) {
 // questions from the request's arguments, not from per-call data (a
 // timestamp, a live price): a question that renders differently every
 // round never matches.
+//
+// Handlers have the same answer without the context:
+// req.StateProof().Asked(key, q) (nil-safe through this function's check).
 func Asked(ctx context.Context, key string, q mcp.InputRequest) bool {
-	v, _ := ctx.Value(verifiedKey{}).(*verified)
-	if v == nil || q == nil {
-		return false
+	if v, ok := ctx.Value(verifiedKey{}).(*verified); ok {
+		return v.Asked(key, q) // attached by the deprecated Wrap
 	}
-	want, ok := v.cl.asked(key)
-	if !ok {
-		return false
-	}
-	got, err := cachedQuestionDigest(q)
-	return err == nil && string(got[:]) == string(want)
+	proof := server.StateProofFrom(ctx)
+	return proof != nil && proof.Asked(key, q)
 }

@@ -15,13 +15,15 @@
 //
 // # What it does
 //
-// The boundary is server middleware. On the way out, it seals the
-// requestState of every input_required result into an opaque, encrypted
-// token. On the way in, it verifies every requestState on the three
-// carrier methods (also for handlers that never issue state, and also an
-// empty one: "requestState":"" is a state, which no token is) and hands
-// the handler its plaintext. Handlers write and read plaintext and never
-// see a token.
+// The boundary is the server's sealing step (server.StateSealer), which
+// runs outside every middleware. On the way out, it seals the requestState
+// of every input_required result into an opaque, encrypted token. On the
+// way in, it verifies every requestState on the three carrier methods
+// (also for handlers that never issue state, and also an empty one:
+// "requestState":"" is a state, which no token is) and hands middleware
+// and handlers its plaintext, and what the token proved
+// (server.Request.StateProof). Middleware and handlers write and read
+// plaintext and never see a token, whatever the order they were added in.
 //
 // Each token carries claims the boundary checks on every echo:
 //
@@ -88,9 +90,10 @@
 // the instances sharing the [SingleUseStore]: [MemoryStore] for one
 // process, package requeststate/redisstore for a fleet. A token is used up
 // only after it passed every other check, so a forged or misdirected
-// request cannot burn a valid state; a replay gets the fixed rejection
-// (errors.Is [ErrReplayed] for middleware added before the boundary), and a
-// store that cannot answer refuses the state ([ErrStoreUnavailable]).
+// request cannot burn a valid state; a replay gets the fixed rejection, and a
+// store that cannot answer refuses the state. Policy.Rejected sees every
+// refusal with its reason and Go error, which matches [ErrReplayed] or
+// [ErrStoreUnavailable] for these two.
 //
 // # Your own cryptography
 //

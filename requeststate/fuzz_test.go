@@ -46,8 +46,8 @@ func FuzzUnseal(f *testing.F) {
 				t.Fatalf("a non-canonical spelling unsealed: %q", tok)
 			}
 		}
-		var id identity
-		v, err := b.open(context.Background(), req, tok, &id)
+		v := new(verified)
+		err = b.open(context.Background(), req, tok, v)
 		if err == nil && !states[string(v.cl.state)] {
 			t.Fatalf("a token the boundary never sealed was accepted: %q", tok)
 		}

@@ -82,7 +82,7 @@ func newChainedRounds(tb testing.TB, singleUse bool) *chainedRounds {
 		tb.Fatal(err)
 	}
 	c := &chainedRounds{req: req, p: req.Params.(*mcp.CallToolRequestParams)}
-	c.h = b.Wrap(func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
+	c.h = b.wrap(func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
 		now = now.Add(time.Millisecond)
 		return ir, nil
 	})

@@ -64,6 +64,15 @@ type Policy struct {
 	// the server's logger with [Protect], slog.Default() with
 	// [NewBoundary].
 	Logger *slog.Logger
+	// Rejected, when not nil, is called once for every refused token,
+	// on the request's goroutine before the answer goes out, with the
+	// reason the log gets (such as "expired", "principal mismatch" or
+	// "replayed (already accepted once)") and the error the request is
+	// answered with (the fixed -32602, which for single-use refusals also
+	// matches ErrReplayed or ErrStoreUnavailable). It is the place for
+	// metrics and audit: the sealing step runs outside every middleware,
+	// so no middleware sees a refusal.
+	Rejected func(ctx context.Context, req *server.Request, reason string, err error)
 	// SingleUse, when set, makes every sealed round usable at most once:
 	// the first echo that verifies is recorded in the store, and every
 	// later echo of the same token, with the same or other answers, is
@@ -112,6 +121,7 @@ func (p *Policy) resolve(serverName string) (*Boundary, error) {
 		principal: p.Principal,
 		now:       p.Now,
 		log:       p.Logger,
+		rejected:  p.Rejected,
 		singleUse: p.SingleUse,
 	}
 	if b.codec == nil {

@@ -42,12 +42,13 @@ type SingleUseStore interface {
 }
 
 // ErrReplayed is what a [SingleUseStore] returns for a state it has
-// already accepted, and what the boundary's error matches (errors.Is) when
-// it refuses a replay. The client sees only the fixed requestState error.
+// already accepted, and what the error Policy.Rejected gets matches
+// (errors.Is) when the boundary refuses a replay. The client sees only the
+// fixed requestState error.
 var ErrReplayed = errors.New("requeststate: requestState already accepted once (replayed)")
 
-// ErrStoreUnavailable is what the boundary's error matches (errors.Is)
-// when the single-use store failed to say whether a state was used, and
+// ErrStoreUnavailable is what the error Policy.Rejected gets matches
+// (errors.Is) when the single-use store failed to say whether a state was used, and
 // the state was refused for it: single use fails closed. The error also
 // matches the store's own error.
 var ErrStoreUnavailable = errors.New("requeststate: the single-use store failed; the requestState was refused")

@@ -137,23 +137,20 @@ func TestSingleUseOnlyVerifiedStatesAreConsumed(t *testing.T) {
 
 // TestSingleUseReplayIsDistinguishableInGo: on the wire a replay is the
 // fixed rejection; middleware added before the boundary sees an error that
-// matches ErrReplayed, and the log says why.
+// matches ErrReplayed (Policy.Rejected sees it), and the log says why.
 func TestSingleUseReplayIsDistinguishableInGo(t *testing.T) {
 	p, _ := singleUse(t, newClock())
 	log, buf := newLogger()
 	p.Logger = log
-	s := server.New(mcp.Implementation{Name: "svc", Version: "1"}, nil)
 	var mu sync.Mutex
 	var seen []error
-	s.Use(func(next server.Handler) server.Handler {
-		return func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
-			res, err := next(ctx, req)
-			mu.Lock()
-			seen = append(seen, err)
-			mu.Unlock()
-			return res, err
-		}
-	})
+	var reasons []string
+	p.Rejected = func(ctx context.Context, req *server.Request, reason string, err error) {
+		mu.Lock()
+		seen, reasons = append(seen, err), append(reasons, reason)
+		mu.Unlock()
+	}
+	s := server.New(mcp.Implementation{Name: "svc", Version: "1"}, nil)
 	requeststate.MustProtect(s, p)
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		if p.RequestState == "" {
@@ -174,10 +171,12 @@ func TestSingleUseReplayIsDistinguishableInGo(t *testing.T) {
 		t.Error("the server's wire error carries the Go reason")
 	}
 	mu.Lock()
-	last := seen[len(seen)-1]
-	mu.Unlock()
-	if !errors.Is(last, requeststate.ErrReplayed) || !mcp.IsInvalidRequestState(last) || errors.Is(last, requeststate.ErrStoreUnavailable) {
-		t.Errorf("middleware saw %v, want ErrReplayed and the fixed rejection", last)
+	defer mu.Unlock()
+	if len(seen) != 1 || reasons[0] != "replayed (already accepted once)" {
+		t.Fatalf("Rejected saw %v %q, want the one replay", seen, reasons)
+	}
+	if last := seen[0]; !errors.Is(last, requeststate.ErrReplayed) || !mcp.IsInvalidRequestState(last) || errors.Is(last, requeststate.ErrStoreUnavailable) {
+		t.Errorf("Rejected saw %v, want ErrReplayed and the fixed rejection", last)
 	}
 	warns := buf.lines("WARN")
 	if len(warns) != 1 || warns[0]["reason"] != "replayed (already accepted once)" {
@@ -196,26 +195,20 @@ func (s failingStore) Consume(context.Context, requeststate.StateID, time.Time) 
 func TestSingleUseFailsClosed(t *testing.T) {
 	down := errors.New("dial tcp: connection refused")
 	log, buf := newLogger()
-	p := &requeststate.Policy{Keys: [][]byte{key(1)}, Logger: log, SingleUse: failingStore{down}}
-	b, err := requeststate.NewBoundary("svc", p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var rejected error
+	p := &requeststate.Policy{Keys: [][]byte{key(1)}, Logger: log, SingleUse: failingStore{down},
+		Rejected: func(_ context.Context, _ *server.Request, _ string, err error) { rejected = err }}
+	s := server.New(mcp.Implementation{Name: "svc", Version: "1"}, nil)
+	requeststate.MustProtect(s, p)
 	ran := 0
-	h := b.Wrap(func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		ran++
 		return &mcp.InputRequiredResult{RequestState: "s"}, nil
 	})
-	params := &mcp.CallToolRequestParams{Name: "t"}
-	req := &server.Request{Method: mcp.MethodCallTool, Params: params}
-	res, err := h(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params.RequestState = res.(*mcp.InputRequiredResult).RequestState
-	_, err = h(context.Background(), req)
-	if !mcp.IsInvalidRequestState(err) || !errors.Is(err, requeststate.ErrStoreUnavailable) || !errors.Is(err, down) || errors.Is(err, requeststate.ErrReplayed) {
-		t.Fatalf("err = %v, want the fixed rejection matching ErrStoreUnavailable and the store's error", err)
+	ctx := context.Background()
+	err := handleErr(s, ctx, handleState(t, s, ctx, ""))
+	if !mcp.IsInvalidRequestState(err) || !errors.Is(rejected, requeststate.ErrStoreUnavailable) || !errors.Is(rejected, down) || errors.Is(rejected, requeststate.ErrReplayed) {
+		t.Fatalf("err = %v, refused for %v; want the fixed rejection, refused for ErrStoreUnavailable and the store's error", err, rejected)
 	}
 	if ran != 1 {
 		t.Fatalf("the handler ran %d times, want once (round one only)", ran)
@@ -305,14 +298,18 @@ func TestSingleUseRefusesStateSealedWithoutIt(t *testing.T) {
 func TestSingleUseConcurrentReplays(t *testing.T) {
 	p, _ := singleUse(t, newClock())
 	p.Logger = discard()
-	b, err := requeststate.NewBoundary("svc", p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
+	var rejected []error
+	p.Rejected = func(_ context.Context, _ *server.Request, _ string, err error) {
+		mu.Lock()
+		rejected = append(rejected, err)
+		mu.Unlock()
+	}
+	s := server.New(mcp.Implementation{Name: "svc", Version: "1"}, nil)
+	requeststate.MustProtect(s, p)
 	ran := 0
-	h := b.Wrap(func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
-		if req.Params.(*mcp.CallToolRequestParams).RequestState == "" {
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.RequestState == "" {
 			return &mcp.InputRequiredResult{RequestState: "s"}, nil
 		}
 		mu.Lock()
@@ -320,11 +317,7 @@ func TestSingleUseConcurrentReplays(t *testing.T) {
 		mu.Unlock()
 		return mcp.TextResult("done"), nil
 	})
-	res, err := h(context.Background(), &server.Request{Method: mcp.MethodCallTool, Params: &mcp.CallToolRequestParams{Name: "t"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := res.(*mcp.InputRequiredResult).RequestState
+	token := handleState(t, s, context.Background(), "")
 	const n = 32
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -332,8 +325,7 @@ func TestSingleUseConcurrentReplays(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			req := &server.Request{Method: mcp.MethodCallTool, Params: &mcp.CallToolRequestParams{Name: "t", RequestState: token}}
-			_, errs[i] = h(context.Background(), req)
+			errs[i] = handleErr(s, context.Background(), token)
 		})
 	}
 	close(start)
@@ -343,9 +335,17 @@ func TestSingleUseConcurrentReplays(t *testing.T) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, requeststate.ErrReplayed):
-			t.Errorf("request %d: %v, want ErrReplayed", i, err)
+		case !mcp.IsInvalidRequestState(err):
+			t.Errorf("request %d: %v, want the fixed rejection", i, err)
 		}
+	}
+	for i, err := range rejected {
+		if !errors.Is(err, requeststate.ErrReplayed) {
+			t.Errorf("refusal %d: %v, want ErrReplayed", i, err)
+		}
+	}
+	if len(rejected) != n-1 {
+		t.Errorf("Rejected called %d times, want %d", len(rejected), n-1)
 	}
 	if won != 1 || ran != 1 {
 		t.Fatalf("%d requests won, the handler ran %d times; want exactly one", won, ran)

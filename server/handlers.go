@@ -97,7 +97,9 @@ func (s *Server) HandleReadResource(h ReadResourceHandler) {
 func (s *Server) HandleComplete(h CompleteHandler) { s.set(func(hs *handlers) { hs.complete = h }) }
 
 // Use appends middleware. The first middleware added is the outermost: it
-// sees every request first and every result last.
+// sees every request first and every result last. A StateSealer's step
+// (SealState) runs outside all of them, so every middleware sees plaintext
+// requestState.
 func (s *Server) Use(mw ...Middleware) {
 	s.mu.Lock()
 	s.middleware = append(s.middleware, mw...)
@@ -105,13 +107,18 @@ func (s *Server) Use(mw ...Middleware) {
 	s.rebuild()
 }
 
-// rebuild wraps the method router in the middleware chain.
+// rebuild wraps the method router in the middleware chain, and the chain
+// in the sealing step, which is outermost whatever the order of Use and
+// SealState calls.
 func (s *Server) rebuild() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := Handler(s.route)
 	for i := len(s.middleware) - 1; i >= 0; i-- {
 		h = s.middleware[i](h)
+	}
+	if s.sealer != nil {
+		h = s.sealStep(s.sealer, h)
 	}
 	s.chain = h
 }

@@ -34,9 +34,10 @@ type Request struct {
 	// supported protocol version and client capabilities.
 	Meta *mcp.RequestMetaObject
 
-	notify  NotifyFunc
-	call    CallFunc // the back-channel of a legacy session, if it has one
-	session *Session // the legacy session, or nil
+	notify     NotifyFunc
+	call       CallFunc   // the back-channel of a legacy session, if it has one
+	session    *Session   // the legacy session, or nil
+	stateProof StateProof // what the echoed requestState proved; see StateSealer
 }
 
 // Session returns the legacy session the request belongs to, or nil for a

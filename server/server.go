@@ -66,7 +66,8 @@ type Server struct {
 	mu         sync.RWMutex
 	handlers   handlers
 	middleware []Middleware
-	chain      Handler // handlers wrapped in middleware, rebuilt on change
+	sealer     StateSealer // see SealState; nil: requestState passes as it is
+	chain      Handler     // handlers wrapped in middleware and the sealing step, rebuilt on change
 
 	hub hub
 

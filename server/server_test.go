@@ -25,9 +25,9 @@ type rawClient struct {
 
 func dial(t *testing.T, s *server.Server) *rawClient {
 	t.Helper()
-	// Skip here, on the test goroutine, where the schema fixtures are
+	// Fail here, on the test goroutine, where the schema fixtures are
 	// missing: the recording wrapper validates on the connection's read
-	// goroutine, where a skip would stall the test instead.
+	// goroutine, where FailNow would stall the test instead.
 	spectest.Dir(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	a, b := transport.NewMemoryPipe()

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/requeststate/redisstore"
@@ -126,11 +128,12 @@ func TestConcurrentConsume(t *testing.T) {
 	}
 }
 
-// instance is one server process of a fleet: a boundary with the fleet's
-// keys and name, and its own connection to the shared Redis.
+// instance is one server process of a fleet: a server protected with the
+// fleet's keys and name, and its own connection to the shared Redis.
 type instance struct {
-	h   server.Handler
-	ran int
+	s        *server.Server
+	ran      int
+	rejected error // the Go error of the last refusal, from Policy.Rejected
 }
 
 // fleetKey is the key ring every instance of a test fleet shares.
@@ -142,28 +145,28 @@ var fleetKey = func() [][]byte {
 
 func newInstance(t *testing.T, store requeststate.SingleUseStore) *instance {
 	t.Helper()
-	b, err := requeststate.NewBoundary("payments", &requeststate.Policy{
-		Keys:      fleetKey,
-		SingleUse: store,
-		Logger:    slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &instance{}
-	in.h = b.Wrap(func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
-		if req.Params.(*mcp.CallToolRequestParams).RequestState == "" {
+	in := &instance{s: server.New(mcp.Implementation{Name: "payments", Version: "1"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})}
+	in.s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.RequestState == "" {
 			return &mcp.InputRequiredResult{RequestState: "pay order 42"}, nil
 		}
 		in.ran++
 		return mcp.TextResult("paid"), nil
 	})
+	if err := requeststate.Protect(in.s, &requeststate.Policy{Keys: fleetKey, SingleUse: store,
+		Rejected: func(_ context.Context, _ *server.Request, _ string, err error) { in.rejected = err }}); err != nil {
+		t.Fatal(err)
+	}
 	return in
 }
 
 func (in *instance) call(state string) (string, error) {
-	req := &server.Request{Method: mcp.MethodCallTool, Params: &mcp.CallToolRequestParams{Name: "pay", RequestState: state}}
-	res, err := in.h(context.Background(), req)
+	params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"pay"`
+	if state != "" {
+		b, _ := json.Marshal(state)
+		params += `,"requestState":` + string(b)
+	}
+	res, err := in.s.Handle(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: mcp.MethodCallTool, Params: json.RawMessage(params + "}")}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -188,8 +191,8 @@ func TestReplayAcrossInstances(t *testing.T) {
 	}
 	for name, in := range map[string]*instance{"sealing instance": a, "same instance": b} {
 		_, err := in.call(token)
-		if !errors.Is(err, requeststate.ErrReplayed) || !mcp.IsInvalidRequestState(err) {
-			t.Errorf("replay on the %s: %v, want ErrReplayed as the fixed rejection", name, err)
+		if !mcp.IsInvalidRequestState(err) || !errors.Is(in.rejected, requeststate.ErrReplayed) {
+			t.Errorf("replay on the %s: %v (refused for %v), want the fixed rejection for ErrReplayed", name, err, in.rejected)
 		}
 	}
 	if a.ran+b.ran != 1 {
@@ -209,11 +212,14 @@ func TestUnreachableFailsClosed(t *testing.T) {
 	}
 	rs.stop()
 	_, err = in.call(token)
-	if !errors.Is(err, requeststate.ErrStoreUnavailable) || !mcp.IsInvalidRequestState(err) || errors.Is(err, requeststate.ErrReplayed) {
-		t.Fatalf("Redis down: %v, want ErrStoreUnavailable as the fixed rejection", err)
+	if !mcp.IsInvalidRequestState(err) || !errors.Is(in.rejected, requeststate.ErrStoreUnavailable) || errors.Is(in.rejected, requeststate.ErrReplayed) {
+		t.Fatalf("Redis down: %v (refused for %v), want the fixed rejection for ErrStoreUnavailable", err, in.rejected)
 	}
-	if !strings.Contains(err.Error(), "redisstore:") {
-		t.Errorf("error %q does not name the store", err)
+	if !strings.Contains(in.rejected.Error(), "redisstore:") {
+		t.Errorf("error %q does not name the store", in.rejected)
+	}
+	if strings.Contains(err.Error(), "redisstore") {
+		t.Errorf("the client's error %q names the store", err)
 	}
 	if in.ran != 0 {
 		t.Fatal("the handler ran with the store down")
