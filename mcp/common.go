@@ -27,6 +27,8 @@ func (r Role) Valid() bool { return r == RoleUser || r == RoleAssistant }
 
 // Annotations are optional hints for a client about how to use or display
 // an object.
+//
+//mcp:json
 type Annotations struct {
 	// Audience says who the object is meant for.
 	Audience []Role `json:"audience,omitempty"`

@@ -26,6 +26,8 @@ type TextContent struct {
 }
 
 // ImageContent is an image.
+//
+//mcp:json type=image
 type ImageContent struct {
 	// Data is the image; it travels base64-encoded.
 	Data []byte `json:"data"`
@@ -38,6 +40,8 @@ type ImageContent struct {
 }
 
 // AudioContent is a sound.
+//
+//mcp:json type=audio
 type AudioContent struct {
 	// Data is the audio; it travels base64-encoded.
 	Data []byte `json:"data"`

@@ -142,12 +142,6 @@ func (c *TextContent) decode(data []byte, a *strArena) error {
 	return fieldErr
 }
 
-// MarshalJSON writes the block with "type":"image".
-func (c ImageContent) MarshalJSON() ([]byte, error) {
-	type plain ImageContent
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeImage, b, err)
-}
 
 // UnmarshalJSON decodes an image block, rejecting any other "type".
 func (c *ImageContent) UnmarshalJSON(data []byte) error {
@@ -156,12 +150,6 @@ func (c *ImageContent) UnmarshalJSON(data []byte) error {
 	return unmarshalTagged(data, "image", (*plain)(c), ErrUnknownContentType)
 }
 
-// MarshalJSON writes the block with "type":"audio".
-func (c AudioContent) MarshalJSON() ([]byte, error) {
-	type plain AudioContent
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeAudio, b, err)
-}
 
 // UnmarshalJSON decodes an audio block, rejecting any other "type".
 func (c *AudioContent) UnmarshalJSON(data []byte) error {

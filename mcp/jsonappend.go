@@ -3,6 +3,9 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -384,3 +387,32 @@ func appendMarshal(dst []byte, v any) ([]byte, error) {
 	}
 	return append(dst, b...), nil
 }
+
+// appendJSONFloat appends f as encoding/json writes a float of the given
+// bit size: the shortest text that reads back as f, in exponent form below
+// 1e-6 and from 1e21 on (with a one-digit negative exponent, e-7 not e-07).
+// NaN and the infinities have no JSON text: an error, which sends the
+// caller to encoding/json for the error it reports.
+func appendJSONFloat(dst []byte, f float64, bits int) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return dst, errUnsupportedFloat
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if format == 'e' {
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, nil
+}
+
+// errUnsupportedFloat is appendJSONFloat's error; callers fall back to
+// encoding/json, whose error names the value.
+var errUnsupportedFloat = errors.New("mcp: NaN or infinite number")
