@@ -25,31 +25,21 @@ func (v *Annotations) appendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, sep)
 		sep = ','
 		dst = append(dst, `"audience":`...)
-		if v.Audience == nil {
-			dst = append(dst, "null"...)
-		} else {
-			dst = append(dst, '[')
-			for i1 := range v.Audience {
-				if i1 > 0 {
-					dst = append(dst, ',')
-				}
-				e1 := &v.Audience[i1]
-				_ = e1
-				dst = appendJSONString(dst, string((*e1)))
+		dst = append(dst, '[')
+		for i1 := range v.Audience {
+			if i1 > 0 {
+				dst = append(dst, ',')
 			}
-			dst = append(dst, ']')
+			dst = appendJSONString(dst, string(v.Audience[i1]))
 		}
+		dst = append(dst, ']')
 	}
 	if v.Priority != nil {
 		dst = append(dst, sep)
 		sep = ','
 		dst = append(dst, `"priority":`...)
-		if v.Priority == nil {
-			dst = append(dst, "null"...)
-		} else {
-			if dst, err = appendJSONFloat(dst, float64((*v.Priority)), 64); err != nil {
-				return dst, err
-			}
+		if dst, err = appendJSONFloat(dst, float64((*v.Priority)), 64); err != nil {
+			return dst, err
 		}
 	}
 	if v.LastModified != "" {
@@ -102,30 +92,22 @@ func (v *AudioContent) appendJSON(dst []byte) ([]byte, error) {
 	dst = appendJSONString(dst, string(v.MIMEType))
 	if v.Annotations != nil {
 		dst = append(dst, `,"annotations":`...)
-		if v.Annotations == nil {
-			dst = append(dst, "null"...)
-		} else {
-			if dst, err = v.Annotations.appendJSON(dst); err != nil {
-				return dst, err
-			}
+		if dst, err = v.Annotations.appendJSON(dst); err != nil {
+			return dst, err
 		}
 	}
 	if len(v.Meta) > 0 {
 		dst = append(dst, `,"_meta":`...)
-		if v.Meta == nil {
-			dst = append(dst, "null"...)
-		} else {
-			if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
-				dst := d1
-				var err error
-				_ = err
-				if dst, err = appendValue(dst, e1); err != nil {
-					return dst, err
-				}
-				return dst, nil
-			}); err != nil {
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
 				return dst, err
 			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
 		}
 	}
 	return append(dst, '}'), nil
@@ -170,30 +152,22 @@ func (v *ImageContent) appendJSON(dst []byte) ([]byte, error) {
 	dst = appendJSONString(dst, string(v.MIMEType))
 	if v.Annotations != nil {
 		dst = append(dst, `,"annotations":`...)
-		if v.Annotations == nil {
-			dst = append(dst, "null"...)
-		} else {
-			if dst, err = v.Annotations.appendJSON(dst); err != nil {
-				return dst, err
-			}
+		if dst, err = v.Annotations.appendJSON(dst); err != nil {
+			return dst, err
 		}
 	}
 	if len(v.Meta) > 0 {
 		dst = append(dst, `,"_meta":`...)
-		if v.Meta == nil {
-			dst = append(dst, "null"...)
-		} else {
-			if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
-				dst := d1
-				var err error
-				_ = err
-				if dst, err = appendValue(dst, e1); err != nil {
-					return dst, err
-				}
-				return dst, nil
-			}); err != nil {
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
 				return dst, err
 			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
 		}
 	}
 	return append(dst, '}'), nil

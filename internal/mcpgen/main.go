@@ -44,7 +44,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -77,7 +76,8 @@ func main() {
 
 // rules are a type's directive options.
 type rules struct {
-	typ      string            // the discriminator's value, or ""
+	constKey string            // the discriminator's member name ("type" for type=), or ""
+	typ      string            // the discriminator's value
 	nonnil   map[string]bool   // fields written as [] or {} when nil
 	present  map[string]string // field -> the bool field that makes it present
 	defaults map[string]string // field -> the variable written when empty
@@ -212,7 +212,13 @@ func newGen(pkg *types.Package, name, dir string) (*gen, error) {
 		}
 		switch k {
 		case "type":
-			g.rules.typ = v
+			g.rules.constKey, g.rules.typ = "type", v
+		case "const":
+			k, v, ok := strings.Cut(v, ":")
+			if !ok {
+				return nil, fmt.Errorf("option %q: want const=member:value", opt)
+			}
+			g.rules.constKey, g.rules.typ = k, v
 		case "nonnil":
 			for _, f := range strings.Split(v, ",") {
 				g.rules.nonnil[f] = true
@@ -246,8 +252,8 @@ func newGen(pkg *types.Package, name, dir string) (*gen, error) {
 		}
 		seen[f.name] = true
 	}
-	if g.rules.typ != "" && seen["type"] {
-		return nil, fmt.Errorf("type=%s and a field named type", g.rules.typ)
+	if g.rules.constKey != "" && seen[g.rules.constKey] {
+		return nil, fmt.Errorf("a constant member %s and a field of that name", g.rules.constKey)
 	}
 	g.fields = fields
 	for f := range g.rules.nonnil {
@@ -353,9 +359,9 @@ func (w *writer) gen(g *gen) error {
 	w.p("_ = err")
 	// known: a member is certainly written already, so the next one is
 	// preceded by a comma; before that, sep holds '{' or ',' at run time.
-	known := g.rules.typ != ""
+	known := g.rules.constKey != ""
 	if known {
-		w.p("dst = append(dst, `{%s%s`...)", member("type"), mustJSON(g.rules.typ))
+		w.p("dst = append(dst, `{%s%s`...)", member(g.rules.constKey), mustJSON(g.rules.typ))
 	}
 	runtime := false
 	{
@@ -429,7 +435,7 @@ func (w *writer) gen(g *gen) error {
 			w.p("if v.%s == nil { v.%s = %s{} }", f.goPath, f.goPath, types.TypeString(f.typ, types.RelativeTo(w.pkg)))
 		}
 		if d, ok := g.rules.defaults[last]; ok {
-			w.p("if len(v.%s) == 0 { v.%s = %s }", f.goPath, f.goPath, d)
+			w.p("if !(%s) { v.%s = %s }", fmt.Sprintf(emptyTest(f.typ), "v."+f.goPath), f.goPath, d)
 		}
 	}
 	var shadow []string
@@ -452,9 +458,9 @@ func (w *writer) gen(g *gen) error {
 			return fmt.Errorf("present= needs its field to be the last member")
 		}
 	}
-	if g.rules.typ != "" {
+	if g.rules.constKey != "" {
 		w.p("b, err := %s", body)
-		w.p("return prependMember(`%s%s`, b, err)", member("type"), mustJSON(g.rules.typ))
+		w.p("return prependMember(`%s%s`, b, err)", member(g.rules.constKey), mustJSON(g.rules.typ))
 	} else {
 		w.p("return %s", body)
 	}
@@ -512,9 +518,23 @@ func emptyTest(t types.Type) string {
 	return ""
 }
 
-var (
-	rawMessage = "encoding/json.RawMessage"
-)
+// rawMessage is json.RawMessage's type name.
+const rawMessage = "encoding/json.RawMessage"
+
+// nilCheck opens the branch for a non-nil x, writing empty for a nil one,
+// unless x is known not to be nil.
+func (w *writer) nilCheck(x, empty string, notNil bool) {
+	if !notNil {
+		w.p("if %s == nil { dst = append(dst, %q...) } else {", x, empty)
+	}
+}
+
+// endNil closes nilCheck's branch.
+func (w *writer) endNil(notNil bool) {
+	if !notNil {
+		w.p("}")
+	}
+}
 
 // hasMethod reports whether t (or *t) has the named method.
 func hasMethod(t types.Type, name string) (value, pointer bool) {
@@ -555,19 +575,23 @@ func (w *writer) value(g *gen, f field) error {
 	last := f.goPath[strings.LastIndex(f.goPath, ".")+1:]
 	x := "v." + f.goPath
 	if d, ok := g.rules.defaults[last]; ok {
-		w.p("if len(%s) == 0 { dst = append(dst, %s...) } else {", x, d)
-		if err := w.expr(x, f.typ, false); err != nil {
+		w.p("{")
+		w.p("x := %s", x)
+		w.p("if !(%s) { x = %s }", fmt.Sprintf(emptyTest(f.typ), "x"), d)
+		if err := w.expr("x", f.typ, false, false); err != nil {
 			return err
 		}
 		w.p("}")
 		return nil
 	}
-	return w.expr(x, f.typ, g.rules.nonnil[last])
+	// Under omitempty the member is written only when the value is not
+	// empty, so it is not nil either.
+	return w.expr(x, f.typ, g.rules.nonnil[last], w.conditional(g, f))
 }
 
 // expr writes the code that appends the encoding of the Go expression x
 // of type t; nonnil writes a nil slice or map as empty.
-func (w *writer) expr(x string, t types.Type, nonnil bool) error {
+func (w *writer) expr(x string, t types.Type, nonnil, notNil bool) error {
 	ts := types.TypeString(t, nil)
 	if ts == rawMessage {
 		w.p("if dst, err = appendRawMessage(dst, %s); err != nil { return dst, err }", x)
@@ -578,13 +602,16 @@ func (w *writer) expr(x string, t types.Type, nonnil bool) error {
 		return nil
 	}
 	if p, ok := t.(*types.Pointer); ok {
-		w.p("if %s == nil { dst = append(dst, \"null\"...) } else {", x)
 		if w.appenderOf(p.Elem()) {
+			// appendJSON writes a nil receiver as null.
 			w.p("if dst, err = %s.appendJSON(dst); err != nil { return dst, err }", x)
-		} else if err := w.expr("(*"+x+")", p.Elem(), false); err != nil {
+			return nil
+		}
+		w.nilCheck(x, "null", notNil)
+		if err := w.expr("(*"+x+")", p.Elem(), false, false); err != nil {
 			return err
 		}
-		w.p("}")
+		w.endNil(notNil)
 		return nil
 	}
 	if v, ptr := hasMethod(t, "MarshalJSON"); v || ptr {
@@ -625,29 +652,27 @@ func (w *writer) expr(x string, t types.Type, nonnil bool) error {
 		return fmt.Errorf("struct type %s has no appendJSON: give it //mcp:json", ts)
 	case *types.Slice:
 		if b, ok := u.Elem().(*types.Basic); ok && b.Kind() == types.Byte {
-			w.p("if %s == nil { dst = append(dst, \"null\"...) } else {", x)
+			w.nilCheck(x, "null", notNil)
 			w.p("dst = append(dst, '\"'); dst = base64.StdEncoding.AppendEncode(dst, %s); dst = append(dst, '\"')", x)
-			w.p("}")
+			w.endNil(notNil)
 			return nil
 		}
+		empty := "null"
 		if nonnil {
-			w.p("if %s == nil { dst = append(dst, \"[]\"...) } else {", x)
-		} else {
-			w.p("if %s == nil { dst = append(dst, \"null\"...) } else {", x)
+			empty = "[]"
 		}
+		w.nilCheck(x, empty, notNil)
 		w.tmp++
-		i, e := fmt.Sprintf("i%d", w.tmp), fmt.Sprintf("e%d", w.tmp)
+		i := fmt.Sprintf("i%d", w.tmp)
 		w.p("dst = append(dst, '[')")
 		w.p("for %s := range %s {", i, x)
 		w.p("if %s > 0 { dst = append(dst, ',') }", i)
-		w.p("%s := &%s[%s]", e, x, i)
-		w.p("_ = %s", e)
-		if err := w.expr("(*"+e+")", u.Elem(), false); err != nil {
+		if err := w.expr(x+"["+i+"]", u.Elem(), false, false); err != nil {
 			return err
 		}
 		w.p("}")
 		w.p("dst = append(dst, ']')")
-		w.p("}")
+		w.endNil(notNil)
 		return nil
 	case *types.Map:
 		k, ok := u.Key().Underlying().(*types.Basic)
@@ -661,7 +686,7 @@ func (w *writer) expr(x string, t types.Type, nonnil bool) error {
 		if nonnil {
 			empty = "{}"
 		}
-		w.p("if %s == nil { dst = append(dst, %q...) } else {", x, empty)
+		w.nilCheck(x, empty, notNil)
 		elem := types.TypeString(u.Elem(), types.RelativeTo(w.pkg))
 		w.tmp++
 		d, e := fmt.Sprintf("d%d", w.tmp), fmt.Sprintf("e%d", w.tmp)
@@ -669,15 +694,14 @@ func (w *writer) expr(x string, t types.Type, nonnil bool) error {
 		w.p("dst := %s", d)
 		w.p("var err error")
 		w.p("_ = err")
-		if err := w.expr(e, u.Elem(), false); err != nil {
+		if err := w.expr(e, u.Elem(), false, false); err != nil {
 			return err
 		}
 		w.p("return dst, nil")
 		w.p("}); err != nil { return dst, err }")
-		w.p("}")
+		w.endNil(notNil)
 		return nil
 	}
 	return fmt.Errorf("type %s is not supported", ts)
 }
 
-var _ = strconv.Quote
