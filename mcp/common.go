@@ -50,6 +50,8 @@ const (
 
 // Icon is an image a client may show for an implementation, tool, prompt or
 // resource.
+//
+//mcp:json
 type Icon struct {
 	// Src is an http(s) or data: URI of the image.
 	Src string `json:"src"`

@@ -42,6 +42,8 @@ type CompleteReference interface {
 }
 
 // PromptReference names a prompt. It writes its own "type":"ref/prompt".
+//
+//mcp:json type=ref/prompt
 type PromptReference struct {
 	// Name is the prompt's name.
 	Name string `json:"name"`
@@ -51,6 +53,8 @@ type PromptReference struct {
 
 // ResourceTemplateReference names a resource template. It writes its own
 // "type":"ref/resource".
+//
+//mcp:json type=ref/resource
 type ResourceTemplateReference struct {
 	// URI is the template, such as "file:///{path}".
 	URI string `json:"uri"`
@@ -71,6 +75,8 @@ type CompleteResult struct {
 }
 
 // Completion holds completion suggestions.
+//
+//mcp:json nonnil=Values
 type Completion struct {
 	// Values are the suggestions, at most 100. A nil Values is written as [].
 	Values []string `json:"values"`

@@ -29,25 +29,11 @@ func (p *CompleteRequestParams) UnmarshalJSON(data []byte) error {
 	return err
 }
 
-// MarshalJSON writes the reference with "type":"ref/prompt".
-func (r PromptReference) MarshalJSON() ([]byte, error) {
-	type plain PromptReference
-	b, err := json.Marshal(plain(r))
-	return prependMember(`"type":"ref/prompt"`, b, err)
-}
-
 // UnmarshalJSON decodes the reference, rejecting any other "type".
 func (r *PromptReference) UnmarshalJSON(data []byte) error {
 	type plain PromptReference
 	*r = PromptReference{}
 	return unmarshalTagged(data, "ref/prompt", (*plain)(r), ErrUnknownReference)
-}
-
-// MarshalJSON writes the reference with "type":"ref/resource".
-func (r ResourceTemplateReference) MarshalJSON() ([]byte, error) {
-	type plain ResourceTemplateReference
-	b, err := json.Marshal(plain(r))
-	return prependMember(`"type":"ref/resource"`, b, err)
 }
 
 // UnmarshalJSON decodes the reference, rejecting any other "type".
@@ -78,11 +64,3 @@ func DecodeCompleteReference(data []byte) (CompleteReference, error) {
 	return r, nil
 }
 
-// MarshalJSON writes a nil Values as [].
-func (c Completion) MarshalJSON() ([]byte, error) {
-	type plain Completion
-	if c.Values == nil {
-		c.Values = []string{}
-	}
-	return json.Marshal(plain(c))
-}

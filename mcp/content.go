@@ -55,6 +55,8 @@ type AudioContent struct {
 
 // ResourceLink points to a resource the client may read; unlike
 // [EmbeddedResource] it does not carry the contents.
+//
+//mcp:json type=resource_link
 type ResourceLink struct {
 	// URI identifies the resource.
 	URI string `json:"uri"`

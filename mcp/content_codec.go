@@ -158,13 +158,6 @@ func (c *AudioContent) UnmarshalJSON(data []byte) error {
 	return unmarshalTagged(data, "audio", (*plain)(c), ErrUnknownContentType)
 }
 
-// MarshalJSON writes the block with "type":"resource_link".
-func (c ResourceLink) MarshalJSON() ([]byte, error) {
-	type plain ResourceLink
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeResourceLink, b, err)
-}
-
 // UnmarshalJSON decodes a resource link, rejecting any other "type".
 func (c *ResourceLink) UnmarshalJSON(data []byte) error {
 	type plain ResourceLink

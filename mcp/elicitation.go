@@ -82,6 +82,8 @@ func (*ElicitRequestFormParams) ElicitationMode() ElicitMode { return ElicitMode
 func (*ElicitRequestFormParams) isElicitParams()             {}
 
 // ElicitRequestURLParams ask the user to open a URL.
+//
+//mcp:json const=mode:url
 type ElicitRequestURLParams struct {
 	// Message tells the user why the URL should be opened.
 	Message string `json:"message"`
@@ -101,6 +103,8 @@ func (*ElicitRequestURLParams) isElicitParams()             {}
 
 // ElicitRequestedSchema is the schema of an elicitation form: an object
 // whose properties are primitive fields. It writes its own "type":"object".
+//
+//mcp:json type=object nonnil=Properties
 type ElicitRequestedSchema struct {
 	// Schema is the optional $schema dialect URI.
 	Schema string `json:"$schema,omitempty"`
@@ -226,6 +230,8 @@ const (
 )
 
 // StringSchema is a free-text field.
+//
+//mcp:json type=string
 type StringSchema struct {
 	// Title is the field's label.
 	Title string `json:"title,omitempty"`
@@ -251,6 +257,8 @@ const (
 )
 
 // NumberSchema is a numeric field.
+//
+//mcp:json default=Type:TypeNumber
 type NumberSchema struct {
 	// Type is number or integer; empty is written as number.
 	Type NumberType `json:"type"`
@@ -267,6 +275,8 @@ type NumberSchema struct {
 }
 
 // BooleanSchema is a yes/no field.
+//
+//mcp:json type=boolean
 type BooleanSchema struct {
 	// Title is the field's label.
 	Title string `json:"title,omitempty"`
@@ -277,6 +287,8 @@ type BooleanSchema struct {
 }
 
 // EnumOption is one choice of a titled enum: the value and its label.
+//
+//mcp:json
 type EnumOption struct {
 	// Const is the value sent back.
 	Const string `json:"const"`
@@ -285,6 +297,8 @@ type EnumOption struct {
 }
 
 // UntitledSingleSelectEnumSchema picks one of Enum, shown as is.
+//
+//mcp:json type=string nonnil=Enum
 type UntitledSingleSelectEnumSchema struct {
 	Title       string   `json:"title,omitempty"`       // the field's label
 	Description string   `json:"description,omitempty"` // explains the field
@@ -293,6 +307,8 @@ type UntitledSingleSelectEnumSchema struct {
 }
 
 // TitledSingleSelectEnumSchema picks one of OneOf, shown by title.
+//
+//mcp:json type=string nonnil=OneOf
 type TitledSingleSelectEnumSchema struct {
 	Title       string       `json:"title,omitempty"`       // the field's label
 	Description string       `json:"description,omitempty"` // explains the field
@@ -302,6 +318,8 @@ type TitledSingleSelectEnumSchema struct {
 
 // UntitledEnumItems are the items of an untitled multi-select: strings from
 // Enum. They write their own "type":"string".
+//
+//mcp:json type=string nonnil=Enum
 type UntitledEnumItems struct {
 	Enum []string `json:"enum"` // the values to pick from
 }
@@ -312,6 +330,8 @@ type TitledEnumItems struct {
 }
 
 // UntitledMultiSelectEnumSchema picks several of Items.Enum, shown as is.
+//
+//mcp:json type=array
 type UntitledMultiSelectEnumSchema struct {
 	Title       string            `json:"title,omitempty"`       // the field's label
 	Description string            `json:"description,omitempty"` // explains the field
@@ -333,6 +353,8 @@ type TitledMultiSelectEnumSchema struct {
 
 // LegacyTitledEnumSchema is the deprecated titled single-select: labels in
 // EnumNames, parallel to Enum. Use TitledSingleSelectEnumSchema instead.
+//
+//mcp:json type=string nonnil=Enum
 type LegacyTitledEnumSchema struct {
 	Title       string   `json:"title,omitempty"`       // the field's label
 	Description string   `json:"description,omitempty"` // explains the field

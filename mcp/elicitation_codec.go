@@ -68,13 +68,6 @@ func (p *ElicitRequestFormParams) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the params with "mode":"url".
-func (p ElicitRequestURLParams) MarshalJSON() ([]byte, error) {
-	type plain ElicitRequestURLParams
-	b, err := json.Marshal(plain(p))
-	return prependMember(`"mode":"url"`, b, err)
-}
-
 // UnmarshalJSON decodes URL params, rejecting any mode other than url.
 func (p *ElicitRequestURLParams) UnmarshalJSON(data []byte) error {
 	type plain ElicitRequestURLParams
@@ -87,16 +80,6 @@ func (p *ElicitRequestURLParams) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("mcp: URL params with mode %q: %w", mode, ErrUnknownElicitMode)
 	}
 	return json.Unmarshal(data, (*plain)(p))
-}
-
-// MarshalJSON writes the schema with "type":"object".
-func (s ElicitRequestedSchema) MarshalJSON() ([]byte, error) {
-	type plain ElicitRequestedSchema
-	if s.Properties == nil {
-		s.Properties = map[string]PrimitiveSchemaDefinition{}
-	}
-	b, err := json.Marshal(plain(s))
-	return prependMember(`"type":"object"`, b, err)
 }
 
 // UnmarshalJSON decodes the schema, choosing each property's type.
@@ -134,16 +117,6 @@ func (m *primitiveSchemaMap) UnmarshalJSON(data []byte) error {
 	return it.Err
 }
 
-// MarshalJSON writes the items with "type":"string".
-func (i UntitledEnumItems) MarshalJSON() ([]byte, error) {
-	type plain UntitledEnumItems
-	if i.Enum == nil {
-		i.Enum = []string{}
-	}
-	b, err := json.Marshal(plain(i))
-	return prependMember(`"type":"string"`, b, err)
-}
-
 // UnmarshalJSON decodes the items, rejecting any other "type".
 func (i *UntitledEnumItems) UnmarshalJSON(data []byte) error {
 	type plain UntitledEnumItems
@@ -157,27 +130,11 @@ const (
 	typeArray   = `"type":"array"`
 )
 
-// MarshalJSON writes the schema with "type":"string".
-func (s StringSchema) MarshalJSON() ([]byte, error) {
-	type plain StringSchema
-	b, err := json.Marshal(plain(s))
-	return prependMember(typeString, b, err)
-}
-
 // UnmarshalJSON decodes the schema, rejecting any other "type".
 func (s *StringSchema) UnmarshalJSON(data []byte) error {
 	type plain StringSchema
 	*s = StringSchema{}
 	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// MarshalJSON writes an empty Type as number.
-func (s NumberSchema) MarshalJSON() ([]byte, error) {
-	type plain NumberSchema
-	if s.Type == "" {
-		s.Type = TypeNumber
-	}
-	return json.Marshal(plain(s))
 }
 
 // UnmarshalJSON decodes the schema, rejecting types other than number and
@@ -194,28 +151,11 @@ func (s *NumberSchema) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the schema with "type":"boolean".
-func (s BooleanSchema) MarshalJSON() ([]byte, error) {
-	type plain BooleanSchema
-	b, err := json.Marshal(plain(s))
-	return prependMember(typeBoolean, b, err)
-}
-
 // UnmarshalJSON decodes the schema, rejecting any other "type".
 func (s *BooleanSchema) UnmarshalJSON(data []byte) error {
 	type plain BooleanSchema
 	*s = BooleanSchema{}
 	return unmarshalTagged(data, "boolean", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// MarshalJSON writes the schema with "type":"string".
-func (s UntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	type plain UntitledSingleSelectEnumSchema
-	if s.Enum == nil {
-		s.Enum = []string{}
-	}
-	b, err := json.Marshal(plain(s))
-	return prependMember(typeString, b, err)
 }
 
 // UnmarshalJSON decodes the schema, rejecting any other "type".
@@ -225,28 +165,11 @@ func (s *UntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
 }
 
-// MarshalJSON writes the schema with "type":"string".
-func (s TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	type plain TitledSingleSelectEnumSchema
-	if s.OneOf == nil {
-		s.OneOf = []EnumOption{}
-	}
-	b, err := json.Marshal(plain(s))
-	return prependMember(typeString, b, err)
-}
-
 // UnmarshalJSON decodes the schema, rejecting any other "type".
 func (s *TitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	type plain TitledSingleSelectEnumSchema
 	*s = TitledSingleSelectEnumSchema{}
 	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// MarshalJSON writes the schema with "type":"array".
-func (s UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	type plain UntitledMultiSelectEnumSchema
-	b, err := json.Marshal(plain(s))
-	return prependMember(typeArray, b, err)
 }
 
 // UnmarshalJSON decodes the schema, rejecting any other "type".
@@ -271,16 +194,6 @@ func (s *TitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	type plain TitledMultiSelectEnumSchema
 	*s = TitledMultiSelectEnumSchema{}
 	return unmarshalTagged(data, "array", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// MarshalJSON writes the schema with "type":"string".
-func (s LegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
-	type plain LegacyTitledEnumSchema
-	if s.Enum == nil {
-		s.Enum = []string{}
-	}
-	b, err := json.Marshal(plain(s))
-	return prependMember(typeString, b, err)
 }
 
 // UnmarshalJSON decodes the schema, rejecting any other "type".

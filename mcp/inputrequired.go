@@ -190,6 +190,8 @@ func (m *InputResponses) Set(key string, r InputResponse) error {
 // the three requests that may be answered with input_required. Parley's
 // params types have the fields directly and implement
 // [InputResponseParams].
+//
+//mcp:json present=RequestState:ForceRequestState
 type InputResponseRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may

@@ -21,16 +21,6 @@ func (p *InputResponseRequestParams) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MarshalJSON writes p as encoding/json writes the struct, with
-// "requestState":"" when ForceRequestState makes an empty state present.
-func (p InputResponseRequestParams) MarshalJSON() ([]byte, error) {
-	type plain InputResponseRequestParams
-	return json.Marshal(struct {
-		plain
-		RequestState *string `json:"requestState,omitempty"`
-	}{plain(p), stateRef(p.RequestState, p.ForceRequestState)})
-}
-
 // DecodeInputRequest decodes one embedded request, choosing the Go type by
 // its "method".
 func DecodeInputRequest(data []byte) (InputRequest, error) {

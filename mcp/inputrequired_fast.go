@@ -378,23 +378,6 @@ func appendInputRequest(dst []byte, r InputRequest) ([]byte, error) {
 	return appendMarshal(dst, r)
 }
 
-// appendJSON appends s as its MarshalJSON writes it.
-func (s *ElicitRequestedSchema) appendJSON(dst []byte) ([]byte, error) {
-	w := objAppender{buf: dst}
-	w.str("type", "object")
-	w.str("$schema", s.Schema)
-	w.key("properties")
-	var err error
-	if w.buf, err = appendSortedMap(w.buf, s.Properties, appendFieldSchema); err != nil {
-		return w.buf, err
-	}
-	if len(s.Required) > 0 {
-		w.key("required")
-		w.buf = appendStrings(w.buf, s.Required)
-	}
-	return w.finish(), nil
-}
-
 // appendStrings appends a list of strings; nil is an empty list (callers
 // that must write null for nil check first).
 func appendStrings(dst []byte, list []string) []byte {
@@ -408,33 +391,6 @@ func appendStrings(dst []byte, list []string) []byte {
 	return append(dst, ']')
 }
 
-func appendFieldSchema(dst []byte, d PrimitiveSchemaDefinition) ([]byte, error) {
-	switch s := d.(type) {
-	case *StringSchema:
-		if s != nil {
-			return s.appendJSON(dst), nil
-		}
-	case *BooleanSchema:
-		if s != nil {
-			return s.appendJSON(dst), nil
-		}
-	}
-	return appendMarshal(dst, d)
-}
-
-// appendJSON appends s as its MarshalJSON writes it.
-func (s *BooleanSchema) appendJSON(dst []byte) []byte {
-	w := objAppender{buf: dst}
-	w.str("type", "boolean")
-	w.str("title", s.Title)
-	w.str("description", s.Description)
-	if s.Default != nil {
-		w.key("default")
-		w.buf = strconv.AppendBool(w.buf, *s.Default)
-	}
-	return w.finish()
-}
-
 // appendJSON appends r as its MarshalJSON writes it, so that AppendJSON
 // encodes a form elicitation without encoding/json (a boundary digests
 // every question it seals).
@@ -443,25 +399,6 @@ func (r *ElicitRequest) appendJSON(dst []byte) ([]byte, error) {
 		return append(dst, "null"...), nil
 	}
 	return appendInputRequest(dst, r)
-}
-
-// appendJSON appends s as its MarshalJSON writes it.
-func (s *StringSchema) appendJSON(dst []byte) []byte {
-	w := objAppender{buf: dst}
-	w.str("type", "string")
-	w.str("title", s.Title)
-	w.str("description", s.Description)
-	if s.MinLength != nil {
-		w.key("minLength")
-		w.buf = strconv.AppendInt(w.buf, int64(*s.MinLength), 10)
-	}
-	if s.MaxLength != nil {
-		w.key("maxLength")
-		w.buf = strconv.AppendInt(w.buf, int64(*s.MaxLength), 10)
-	}
-	w.str("format", string(s.Format))
-	w.str("default", s.Default)
-	return w.finish()
 }
 
 var elicitResultFields = []string{"action", "content", "_meta"}

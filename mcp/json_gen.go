@@ -132,6 +132,492 @@ func (v AudioContent) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"audio"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes BooleanSchema (see its //mcp:json rules).
+func (v *BooleanSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"boolean"`...)
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.Default != nil {
+		dst = append(dst, `,"default":`...)
+		dst = strconv.AppendBool(dst, bool((*v.Default)))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v BooleanSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of BooleanSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v BooleanSchema) marshalReference() ([]byte, error) {
+	type plain BooleanSchema
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"boolean"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes Completion (see its //mcp:json rules).
+func (v *Completion) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"values":`...)
+	if v.Values == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Values {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Values[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	if v.Total != 0 {
+		dst = append(dst, `,"total":`...)
+		dst = strconv.AppendInt(dst, int64(v.Total), 10)
+	}
+	if v.HasMore {
+		dst = append(dst, `,"hasMore":`...)
+		dst = strconv.AppendBool(dst, bool(v.HasMore))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v Completion) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of Completion through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v Completion) marshalReference() ([]byte, error) {
+	type plain Completion
+	if v.Values == nil {
+		v.Values = []string{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes CreateMessageRequestParams (see its //mcp:json rules).
+func (v *CreateMessageRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"messages":`...)
+	if v.Messages == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Messages {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Messages[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.ModelPreferences != nil {
+		dst = append(dst, `,"modelPreferences":`...)
+		if dst, err = v.ModelPreferences.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.SystemPrompt != "" {
+		dst = append(dst, `,"systemPrompt":`...)
+		dst = appendJSONString(dst, string(v.SystemPrompt))
+	}
+	if v.IncludeContext != "" {
+		dst = append(dst, `,"includeContext":`...)
+		dst = appendJSONString(dst, string(v.IncludeContext))
+	}
+	if v.Temperature != nil {
+		dst = append(dst, `,"temperature":`...)
+		if dst, err = appendJSONFloat(dst, float64((*v.Temperature)), 64); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, `,"maxTokens":`...)
+	dst = strconv.AppendInt(dst, int64(v.MaxTokens), 10)
+	if len(v.StopSequences) > 0 {
+		dst = append(dst, `,"stopSequences":`...)
+		dst = append(dst, '[')
+		for i2 := range v.StopSequences {
+			if i2 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.StopSequences[i2]))
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		if dst, err = appendSortedMap(dst, v.Metadata, func(d3 []byte, e3 any) ([]byte, error) {
+			dst := d3
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e3); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Tools) > 0 {
+		dst = append(dst, `,"tools":`...)
+		dst = append(dst, '[')
+		for i4 := range v.Tools {
+			if i4 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Tools[i4]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.ToolChoice != nil {
+		dst = append(dst, `,"toolChoice":`...)
+		if dst, err = v.ToolChoice.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d5 []byte, e5 any) ([]byte, error) {
+			dst := d5
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e5); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CreateMessageRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CreateMessageRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CreateMessageRequestParams) marshalReference() ([]byte, error) {
+	type plain CreateMessageRequestParams
+	if v.Messages == nil {
+		v.Messages = []SamplingMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ElicitRequestURLParams (see its //mcp:json rules).
+func (v *ElicitRequestURLParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"mode":"url"`...)
+	dst = append(dst, `,"message":`...)
+	dst = appendJSONString(dst, string(v.Message))
+	dst = append(dst, `,"url":`...)
+	dst = appendJSONString(dst, string(v.URL))
+	if v.ElicitationID != "" {
+		dst = append(dst, `,"elicitationId":`...)
+		dst = appendJSONString(dst, string(v.ElicitationID))
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ElicitRequestURLParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ElicitRequestURLParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ElicitRequestURLParams) marshalReference() ([]byte, error) {
+	type plain ElicitRequestURLParams
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"mode":"url"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes ElicitRequestedSchema (see its //mcp:json rules).
+func (v *ElicitRequestedSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"object"`...)
+	if v.Schema != "" {
+		dst = append(dst, `,"$schema":`...)
+		dst = appendJSONString(dst, string(v.Schema))
+	}
+	dst = append(dst, `,"properties":`...)
+	if v.Properties == nil {
+		dst = append(dst, "{}"...)
+	} else {
+		if dst, err = appendSortedMap(dst, v.Properties, func(d1 []byte, e1 PrimitiveSchemaDefinition) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Required) > 0 {
+		dst = append(dst, `,"required":`...)
+		dst = append(dst, '[')
+		for i2 := range v.Required {
+			if i2 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Required[i2]))
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ElicitRequestedSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ElicitRequestedSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ElicitRequestedSchema) marshalReference() ([]byte, error) {
+	type plain ElicitRequestedSchema
+	if v.Properties == nil {
+		v.Properties = map[string]PrimitiveSchemaDefinition{}
+	}
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"object"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes EnumOption (see its //mcp:json rules).
+func (v *EnumOption) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"const":`...)
+	dst = appendJSONString(dst, string(v.Const))
+	dst = append(dst, `,"title":`...)
+	dst = appendJSONString(dst, string(v.Title))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v EnumOption) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of EnumOption through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v EnumOption) marshalReference() ([]byte, error) {
+	type plain EnumOption
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes GetPromptResult (see its //mcp:json rules).
+func (v *GetPromptResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.Result.ResultType))
+	}
+	if v.Description != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"messages":`...)
+	if v.Messages == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Messages {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Messages[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v GetPromptResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of GetPromptResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v GetPromptResult) marshalReference() ([]byte, error) {
+	type plain GetPromptResult
+	if v.Messages == nil {
+		v.Messages = []PromptMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes Icon (see its //mcp:json rules).
+func (v *Icon) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"src":`...)
+	dst = appendJSONString(dst, string(v.Src))
+	if v.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = appendJSONString(dst, string(v.MIMEType))
+	}
+	if len(v.Sizes) > 0 {
+		dst = append(dst, `,"sizes":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Sizes {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Sizes[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	if v.Theme != "" {
+		dst = append(dst, `,"theme":`...)
+		dst = appendJSONString(dst, string(v.Theme))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v Icon) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of Icon through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v Icon) marshalReference() ([]byte, error) {
+	type plain Icon
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes ImageContent (see its //mcp:json rules).
 func (v *ImageContent) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -190,4 +676,1902 @@ func (v ImageContent) marshalReference() ([]byte, error) {
 	type plain ImageContent
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"image"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes InputResponseRequestParams (see its //mcp:json rules).
+func (v *InputResponseRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.InputResponses) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"inputResponses":`...)
+		if dst, err = appendSortedMap(dst, v.InputResponses, func(d1 []byte, e1 json.RawMessage) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if v.RequestState != "" || v.ForceRequestState {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"requestState":`...)
+		dst = appendJSONString(dst, string(v.RequestState))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v InputResponseRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of InputResponseRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v InputResponseRequestParams) marshalReference() ([]byte, error) {
+	type plain InputResponseRequestParams
+	return json.Marshal(struct {
+		plain
+		RequestState *string `json:"requestState,omitempty"`
+	}{plain(v), stateRef(v.RequestState, v.ForceRequestState)})
+}
+
+// appendJSON appends v as json.Marshal encodes LegacyTitledEnumSchema (see its //mcp:json rules).
+func (v *LegacyTitledEnumSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"string"`...)
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	dst = append(dst, `,"enum":`...)
+	if v.Enum == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Enum {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Enum[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.EnumNames) > 0 {
+		dst = append(dst, `,"enumNames":`...)
+		dst = append(dst, '[')
+		for i2 := range v.EnumNames {
+			if i2 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.EnumNames[i2]))
+		}
+		dst = append(dst, ']')
+	}
+	if v.Default != "" {
+		dst = append(dst, `,"default":`...)
+		dst = appendJSONString(dst, string(v.Default))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v LegacyTitledEnumSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of LegacyTitledEnumSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v LegacyTitledEnumSchema) marshalReference() ([]byte, error) {
+	type plain LegacyTitledEnumSchema
+	if v.Enum == nil {
+		v.Enum = []string{}
+	}
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"string"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes ListPromptsResult (see its //mcp:json rules).
+func (v *ListPromptsResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.CacheableResult.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.CacheableResult.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.CacheableResult.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"ttlMs":`...)
+	dst = strconv.AppendInt(dst, int64(v.CacheableResult.TTLMs), 10)
+	if v.CacheableResult.CacheScope != "" {
+		dst = append(dst, `,"cacheScope":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.CacheScope))
+	}
+	dst = append(dst, `,"prompts":`...)
+	if v.Prompts == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Prompts {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Prompts[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.NextCursor != "" {
+		dst = append(dst, `,"nextCursor":`...)
+		dst = appendJSONString(dst, string(v.NextCursor))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ListPromptsResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ListPromptsResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ListPromptsResult) marshalReference() ([]byte, error) {
+	type plain ListPromptsResult
+	if v.Prompts == nil {
+		v.Prompts = []Prompt{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ListResourceTemplatesResult (see its //mcp:json rules).
+func (v *ListResourceTemplatesResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.CacheableResult.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.CacheableResult.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.CacheableResult.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"ttlMs":`...)
+	dst = strconv.AppendInt(dst, int64(v.CacheableResult.TTLMs), 10)
+	if v.CacheableResult.CacheScope != "" {
+		dst = append(dst, `,"cacheScope":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.CacheScope))
+	}
+	dst = append(dst, `,"resourceTemplates":`...)
+	if v.ResourceTemplates == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.ResourceTemplates {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.ResourceTemplates[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.NextCursor != "" {
+		dst = append(dst, `,"nextCursor":`...)
+		dst = appendJSONString(dst, string(v.NextCursor))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ListResourceTemplatesResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ListResourceTemplatesResult) marshalReference() ([]byte, error) {
+	type plain ListResourceTemplatesResult
+	if v.ResourceTemplates == nil {
+		v.ResourceTemplates = []ResourceTemplate{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ListResourcesResult (see its //mcp:json rules).
+func (v *ListResourcesResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.CacheableResult.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.CacheableResult.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.CacheableResult.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"ttlMs":`...)
+	dst = strconv.AppendInt(dst, int64(v.CacheableResult.TTLMs), 10)
+	if v.CacheableResult.CacheScope != "" {
+		dst = append(dst, `,"cacheScope":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.CacheScope))
+	}
+	dst = append(dst, `,"resources":`...)
+	if v.Resources == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Resources {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Resources[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.NextCursor != "" {
+		dst = append(dst, `,"nextCursor":`...)
+		dst = appendJSONString(dst, string(v.NextCursor))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ListResourcesResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ListResourcesResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ListResourcesResult) marshalReference() ([]byte, error) {
+	type plain ListResourcesResult
+	if v.Resources == nil {
+		v.Resources = []Resource{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ListRootsResult (see its //mcp:json rules).
+func (v *ListRootsResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"roots":`...)
+	if v.Roots == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Roots {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Roots[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d2 []byte, e2 any) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ListRootsResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ListRootsResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ListRootsResult) marshalReference() ([]byte, error) {
+	type plain ListRootsResult
+	if v.Roots == nil {
+		v.Roots = []Root{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ListToolsResult (see its //mcp:json rules).
+func (v *ListToolsResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.CacheableResult.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.CacheableResult.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.CacheableResult.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"ttlMs":`...)
+	dst = strconv.AppendInt(dst, int64(v.CacheableResult.TTLMs), 10)
+	if v.CacheableResult.CacheScope != "" {
+		dst = append(dst, `,"cacheScope":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.CacheScope))
+	}
+	dst = append(dst, `,"tools":`...)
+	if v.Tools == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Tools {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Tools[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.NextCursor != "" {
+		dst = append(dst, `,"nextCursor":`...)
+		dst = appendJSONString(dst, string(v.NextCursor))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ListToolsResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ListToolsResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ListToolsResult) marshalReference() ([]byte, error) {
+	type plain ListToolsResult
+	if v.Tools == nil {
+		v.Tools = []Tool{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ModelHint (see its //mcp:json rules).
+func (v *ModelHint) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Name != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"name":`...)
+		dst = appendJSONString(dst, string(v.Name))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ModelHint) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ModelHint through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ModelHint) marshalReference() ([]byte, error) {
+	type plain ModelHint
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ModelPreferences (see its //mcp:json rules).
+func (v *ModelPreferences) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if len(v.Hints) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"hints":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Hints {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Hints[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.CostPriority != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"costPriority":`...)
+		if dst, err = appendJSONFloat(dst, float64((*v.CostPriority)), 64); err != nil {
+			return dst, err
+		}
+	}
+	if v.SpeedPriority != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"speedPriority":`...)
+		if dst, err = appendJSONFloat(dst, float64((*v.SpeedPriority)), 64); err != nil {
+			return dst, err
+		}
+	}
+	if v.IntelligencePriority != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"intelligencePriority":`...)
+		if dst, err = appendJSONFloat(dst, float64((*v.IntelligencePriority)), 64); err != nil {
+			return dst, err
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ModelPreferences) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ModelPreferences through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ModelPreferences) marshalReference() ([]byte, error) {
+	type plain ModelPreferences
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes NumberSchema (see its //mcp:json rules).
+func (v *NumberSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":`...)
+	{
+		x := v.Type
+		if !(x != "") {
+			x = TypeNumber
+		}
+		dst = appendJSONString(dst, string(x))
+	}
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.Minimum != nil {
+		dst = append(dst, `,"minimum":`...)
+		if dst, err = appendJSONFloat(dst, float64((*v.Minimum)), 64); err != nil {
+			return dst, err
+		}
+	}
+	if v.Maximum != nil {
+		dst = append(dst, `,"maximum":`...)
+		if dst, err = appendJSONFloat(dst, float64((*v.Maximum)), 64); err != nil {
+			return dst, err
+		}
+	}
+	if v.Default != nil {
+		dst = append(dst, `,"default":`...)
+		if dst, err = appendJSONFloat(dst, float64((*v.Default)), 64); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v NumberSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of NumberSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v NumberSchema) marshalReference() ([]byte, error) {
+	type plain NumberSchema
+	if !(v.Type != "") {
+		v.Type = TypeNumber
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes Prompt (see its //mcp:json rules).
+func (v *Prompt) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if len(v.Arguments) > 0 {
+		dst = append(dst, `,"arguments":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Arguments {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Arguments[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Icons) > 0 {
+		dst = append(dst, `,"icons":`...)
+		dst = append(dst, '[')
+		for i2 := range v.Icons {
+			if i2 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Icons[i2]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d3 []byte, e3 any) ([]byte, error) {
+			dst := d3
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e3); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v Prompt) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of Prompt through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v Prompt) marshalReference() ([]byte, error) {
+	type plain Prompt
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes PromptArgument (see its //mcp:json rules).
+func (v *PromptArgument) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.Required {
+		dst = append(dst, `,"required":`...)
+		dst = strconv.AppendBool(dst, bool(v.Required))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v PromptArgument) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of PromptArgument through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v PromptArgument) marshalReference() ([]byte, error) {
+	type plain PromptArgument
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes PromptMessage (see its //mcp:json rules).
+func (v *PromptMessage) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"role":`...)
+	dst = appendJSONString(dst, string(v.Role))
+	dst = append(dst, `,"content":`...)
+	if dst, err = appendValue(dst, v.Content); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v PromptMessage) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of PromptMessage through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v PromptMessage) marshalReference() ([]byte, error) {
+	type plain PromptMessage
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes PromptReference (see its //mcp:json rules).
+func (v *PromptReference) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"ref/prompt"`...)
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v PromptReference) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of PromptReference through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v PromptReference) marshalReference() ([]byte, error) {
+	type plain PromptReference
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"ref/prompt"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes ReadResourceResult (see its //mcp:json rules).
+func (v *ReadResourceResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.CacheableResult.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.CacheableResult.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.CacheableResult.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"ttlMs":`...)
+	dst = strconv.AppendInt(dst, int64(v.CacheableResult.TTLMs), 10)
+	if v.CacheableResult.CacheScope != "" {
+		dst = append(dst, `,"cacheScope":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.CacheScope))
+	}
+	dst = append(dst, `,"contents":`...)
+	if v.Contents == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Contents {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendValue(dst, v.Contents[i1]); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ReadResourceResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ReadResourceResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ReadResourceResult) marshalReference() ([]byte, error) {
+	type plain ReadResourceResult
+	if v.Contents == nil {
+		v.Contents = []ResourceContents{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes Resource (see its //mcp:json rules).
+func (v *Resource) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = appendJSONString(dst, string(v.MIMEType))
+	}
+	if v.Size != 0 {
+		dst = append(dst, `,"size":`...)
+		dst = strconv.AppendInt(dst, int64(v.Size), 10)
+	}
+	if v.Annotations != nil {
+		dst = append(dst, `,"annotations":`...)
+		if dst, err = v.Annotations.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Icons) > 0 {
+		dst = append(dst, `,"icons":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Icons {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Icons[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d2 []byte, e2 any) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v Resource) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of Resource through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v Resource) marshalReference() ([]byte, error) {
+	type plain Resource
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ResourceLink (see its //mcp:json rules).
+func (v *ResourceLink) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"resource_link"`...)
+	dst = append(dst, `,"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = appendJSONString(dst, string(v.MIMEType))
+	}
+	if v.Size != 0 {
+		dst = append(dst, `,"size":`...)
+		dst = strconv.AppendInt(dst, int64(v.Size), 10)
+	}
+	if v.Annotations != nil {
+		dst = append(dst, `,"annotations":`...)
+		if dst, err = v.Annotations.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Icons) > 0 {
+		dst = append(dst, `,"icons":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Icons {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Icons[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d2 []byte, e2 any) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ResourceLink) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ResourceLink through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ResourceLink) marshalReference() ([]byte, error) {
+	type plain ResourceLink
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"resource_link"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes ResourceTemplate (see its //mcp:json rules).
+func (v *ResourceTemplate) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"uriTemplate":`...)
+	dst = appendJSONString(dst, string(v.URITemplate))
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = appendJSONString(dst, string(v.MIMEType))
+	}
+	if v.Annotations != nil {
+		dst = append(dst, `,"annotations":`...)
+		if dst, err = v.Annotations.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Icons) > 0 {
+		dst = append(dst, `,"icons":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Icons {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Icons[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d2 []byte, e2 any) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ResourceTemplate) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ResourceTemplate through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ResourceTemplate) marshalReference() ([]byte, error) {
+	type plain ResourceTemplate
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ResourceTemplateReference (see its //mcp:json rules).
+func (v *ResourceTemplateReference) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"ref/resource"`...)
+	dst = append(dst, `,"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ResourceTemplateReference) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ResourceTemplateReference through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ResourceTemplateReference) marshalReference() ([]byte, error) {
+	type plain ResourceTemplateReference
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"ref/resource"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes Root (see its //mcp:json rules).
+func (v *Root) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	if v.Name != "" {
+		dst = append(dst, `,"name":`...)
+		dst = appendJSONString(dst, string(v.Name))
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v Root) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of Root through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v Root) marshalReference() ([]byte, error) {
+	type plain Root
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes SamplingMessage (see its //mcp:json rules).
+func (v *SamplingMessage) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"role":`...)
+	dst = appendJSONString(dst, string(v.Role))
+	dst = append(dst, `,"content":`...)
+	if dst, err = appendMarshal(dst, v.Content); err != nil {
+		return dst, err
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SamplingMessage) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SamplingMessage through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SamplingMessage) marshalReference() ([]byte, error) {
+	type plain SamplingMessage
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes StringSchema (see its //mcp:json rules).
+func (v *StringSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"string"`...)
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.MinLength != nil {
+		dst = append(dst, `,"minLength":`...)
+		dst = strconv.AppendInt(dst, int64((*v.MinLength)), 10)
+	}
+	if v.MaxLength != nil {
+		dst = append(dst, `,"maxLength":`...)
+		dst = strconv.AppendInt(dst, int64((*v.MaxLength)), 10)
+	}
+	if v.Format != "" {
+		dst = append(dst, `,"format":`...)
+		dst = appendJSONString(dst, string(v.Format))
+	}
+	if v.Default != "" {
+		dst = append(dst, `,"default":`...)
+		dst = appendJSONString(dst, string(v.Default))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v StringSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of StringSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v StringSchema) marshalReference() ([]byte, error) {
+	type plain StringSchema
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"string"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes TitledSingleSelectEnumSchema (see its //mcp:json rules).
+func (v *TitledSingleSelectEnumSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"string"`...)
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	dst = append(dst, `,"oneOf":`...)
+	if v.OneOf == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.OneOf {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.OneOf[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.Default != "" {
+		dst = append(dst, `,"default":`...)
+		dst = appendJSONString(dst, string(v.Default))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v TitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of TitledSingleSelectEnumSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v TitledSingleSelectEnumSchema) marshalReference() ([]byte, error) {
+	type plain TitledSingleSelectEnumSchema
+	if v.OneOf == nil {
+		v.OneOf = []EnumOption{}
+	}
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"string"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes Tool (see its //mcp:json rules).
+func (v *Tool) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	dst = append(dst, `,"inputSchema":`...)
+	{
+		x := v.InputSchema
+		if !(len(x) > 0) {
+			x = emptyObjectSchema
+		}
+		if dst, err = appendRawMessage(dst, x); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.OutputSchema) > 0 {
+		dst = append(dst, `,"outputSchema":`...)
+		if dst, err = appendRawMessage(dst, v.OutputSchema); err != nil {
+			return dst, err
+		}
+	}
+	if v.Annotations != nil {
+		dst = append(dst, `,"annotations":`...)
+		if dst, err = v.Annotations.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Icons) > 0 {
+		dst = append(dst, `,"icons":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Icons {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Icons[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d2 []byte, e2 any) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v Tool) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of Tool through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v Tool) marshalReference() ([]byte, error) {
+	type plain Tool
+	if !(len(v.InputSchema) > 0) {
+		v.InputSchema = emptyObjectSchema
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ToolAnnotations (see its //mcp:json rules).
+func (v *ToolAnnotations) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Title != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.ReadOnlyHint != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"readOnlyHint":`...)
+		dst = strconv.AppendBool(dst, bool((*v.ReadOnlyHint)))
+	}
+	if v.DestructiveHint != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"destructiveHint":`...)
+		dst = strconv.AppendBool(dst, bool((*v.DestructiveHint)))
+	}
+	if v.IdempotentHint != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"idempotentHint":`...)
+		dst = strconv.AppendBool(dst, bool((*v.IdempotentHint)))
+	}
+	if v.OpenWorldHint != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"openWorldHint":`...)
+		dst = strconv.AppendBool(dst, bool((*v.OpenWorldHint)))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ToolAnnotations) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ToolAnnotations through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ToolAnnotations) marshalReference() ([]byte, error) {
+	type plain ToolAnnotations
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ToolChoice (see its //mcp:json rules).
+func (v *ToolChoice) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Mode != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"mode":`...)
+		dst = appendJSONString(dst, string(v.Mode))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ToolChoice) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ToolChoice through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ToolChoice) marshalReference() ([]byte, error) {
+	type plain ToolChoice
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ToolResultContent (see its //mcp:json rules).
+func (v *ToolResultContent) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"tool_result"`...)
+	dst = append(dst, `,"toolUseId":`...)
+	dst = appendJSONString(dst, string(v.ToolUseID))
+	dst = append(dst, `,"content":`...)
+	if v.Content == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Content {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendValue(dst, v.Content[i1]); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.StructuredContent != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		if dst, err = appendValue(dst, v.StructuredContent); err != nil {
+			return dst, err
+		}
+	}
+	if v.IsError {
+		dst = append(dst, `,"isError":`...)
+		dst = strconv.AppendBool(dst, bool(v.IsError))
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d2 []byte, e2 any) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ToolResultContent) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ToolResultContent through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ToolResultContent) marshalReference() ([]byte, error) {
+	type plain ToolResultContent
+	if v.Content == nil {
+		v.Content = []ContentBlock{}
+	}
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"tool_result"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes ToolUseContent (see its //mcp:json rules).
+func (v *ToolUseContent) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"tool_use"`...)
+	dst = append(dst, `,"id":`...)
+	dst = appendJSONString(dst, string(v.ID))
+	dst = append(dst, `,"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	dst = append(dst, `,"input":`...)
+	if v.Input == nil {
+		dst = append(dst, "{}"...)
+	} else {
+		if dst, err = appendSortedMap(dst, v.Input, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d2 []byte, e2 any) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ToolUseContent) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ToolUseContent through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ToolUseContent) marshalReference() ([]byte, error) {
+	type plain ToolUseContent
+	if v.Input == nil {
+		v.Input = map[string]any{}
+	}
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"tool_use"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes UntitledEnumItems (see its //mcp:json rules).
+func (v *UntitledEnumItems) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"string"`...)
+	dst = append(dst, `,"enum":`...)
+	if v.Enum == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Enum {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Enum[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v UntitledEnumItems) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of UntitledEnumItems through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v UntitledEnumItems) marshalReference() ([]byte, error) {
+	type plain UntitledEnumItems
+	if v.Enum == nil {
+		v.Enum = []string{}
+	}
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"string"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes UntitledMultiSelectEnumSchema (see its //mcp:json rules).
+func (v *UntitledMultiSelectEnumSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"array"`...)
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.MinItems != nil {
+		dst = append(dst, `,"minItems":`...)
+		dst = strconv.AppendInt(dst, int64((*v.MinItems)), 10)
+	}
+	if v.MaxItems != nil {
+		dst = append(dst, `,"maxItems":`...)
+		dst = strconv.AppendInt(dst, int64((*v.MaxItems)), 10)
+	}
+	dst = append(dst, `,"items":`...)
+	if dst, err = (&v.Items).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	if len(v.Default) > 0 {
+		dst = append(dst, `,"default":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Default {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Default[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v UntitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of UntitledMultiSelectEnumSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v UntitledMultiSelectEnumSchema) marshalReference() ([]byte, error) {
+	type plain UntitledMultiSelectEnumSchema
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"array"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes UntitledSingleSelectEnumSchema (see its //mcp:json rules).
+func (v *UntitledSingleSelectEnumSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"string"`...)
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	dst = append(dst, `,"enum":`...)
+	if v.Enum == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Enum {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Enum[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	if v.Default != "" {
+		dst = append(dst, `,"default":`...)
+		dst = appendJSONString(dst, string(v.Default))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v UntitledSingleSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of UntitledSingleSelectEnumSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v UntitledSingleSelectEnumSchema) marshalReference() ([]byte, error) {
+	type plain UntitledSingleSelectEnumSchema
+	if v.Enum == nil {
+		v.Enum = []string{}
+	}
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"string"`, b, err)
 }

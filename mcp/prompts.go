@@ -2,6 +2,8 @@ package mcp
 
 // Prompt describes a prompt template a server offers, as listed by
 // prompts/list.
+//
+//mcp:json
 type Prompt struct {
 	// Name identifies the prompt in prompts/get.
 	Name string `json:"name"`
@@ -18,6 +20,8 @@ type Prompt struct {
 }
 
 // PromptArgument is one argument of a prompt template.
+//
+//mcp:json
 type PromptArgument struct {
 	// Name identifies the argument.
 	Name string `json:"name"`
@@ -30,6 +34,8 @@ type PromptArgument struct {
 }
 
 // PromptMessage is one message of a rendered prompt.
+//
+//mcp:json
 type PromptMessage struct {
 	// Role is who says it.
 	Role Role `json:"role"`
@@ -85,6 +91,8 @@ func (p *GetPromptRequestParams) SetRequestState(state string, present bool) {
 }
 
 // GetPromptResult is the complete answer to prompts/get.
+//
+//mcp:json nonnil=Messages
 type GetPromptResult struct {
 	Result
 	// Description describes the rendered prompt.
@@ -94,6 +102,8 @@ type GetPromptResult struct {
 }
 
 // ListPromptsResult is a page of prompts/list. It is cacheable.
+//
+//mcp:json nonnil=Prompts
 type ListPromptsResult struct {
 	CacheableResult
 	// Prompts are this page's prompts.

@@ -272,20 +272,3 @@ func decodePromptMessages(data []byte, a *strArena, store *getPromptStore) ([]Pr
 	return out, nil
 }
 
-// MarshalJSON writes a nil Messages as [].
-func (r GetPromptResult) MarshalJSON() ([]byte, error) {
-	type plain GetPromptResult
-	if r.Messages == nil {
-		r.Messages = []PromptMessage{}
-	}
-	return json.Marshal(plain(r))
-}
-
-// MarshalJSON writes a nil Prompts as [].
-func (r ListPromptsResult) MarshalJSON() ([]byte, error) {
-	type plain ListPromptsResult
-	if r.Prompts == nil {
-		r.Prompts = []Prompt{}
-	}
-	return json.Marshal(plain(r))
-}

@@ -4,6 +4,8 @@ import "errors"
 
 // Resource is a piece of data a server exposes under a URI, as listed by
 // resources/list.
+//
+//mcp:json
 type Resource struct {
 	// URI identifies the resource.
 	URI string `json:"uri"`
@@ -27,6 +29,8 @@ type Resource struct {
 
 // ResourceTemplate describes a family of resources by an RFC 6570 URI
 // template, as listed by resources/templates/list.
+//
+//mcp:json
 type ResourceTemplate struct {
 	// URITemplate is the template, such as "file:///{path}".
 	URITemplate string `json:"uriTemplate"`
@@ -151,6 +155,8 @@ func (p *ReadResourceRequestParams) SetRequestState(state string, present bool) 
 
 // ReadResourceResult is the complete answer to resources/read. It is
 // cacheable.
+//
+//mcp:json nonnil=Contents
 type ReadResourceResult struct {
 	CacheableResult
 	// Contents are the resource's contents (a template read may yield
@@ -159,6 +165,8 @@ type ReadResourceResult struct {
 }
 
 // ListResourcesResult is a page of resources/list. It is cacheable.
+//
+//mcp:json nonnil=Resources
 type ListResourcesResult struct {
 	CacheableResult
 	// Resources are this page's resources.
@@ -169,6 +177,8 @@ type ListResourcesResult struct {
 
 // ListResourceTemplatesResult is a page of resources/templates/list. It is
 // cacheable.
+//
+//mcp:json nonnil=ResourceTemplates
 type ListResourceTemplatesResult struct {
 	CacheableResult
 	// ResourceTemplates are this page's templates.

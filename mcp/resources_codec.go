@@ -156,15 +156,6 @@ func (r *resourceContentsValue) UnmarshalJSON(data []byte) error {
 	return err
 }
 
-// MarshalJSON writes a nil Contents as [].
-func (r ReadResourceResult) MarshalJSON() ([]byte, error) {
-	type plain ReadResourceResult
-	if r.Contents == nil {
-		r.Contents = []ResourceContents{}
-	}
-	return json.Marshal(plain(r))
-}
-
 // UnmarshalJSON decodes the result in one pass, choosing each contents'
 // type. It accepts what encoding/json accepted when it decoded the struct:
 // member names match case-insensitively, and a null member leaves its
@@ -293,20 +284,3 @@ func decodeResourceContentsList(data []byte, a *strArena, store *readResourceSto
 	return out, nil
 }
 
-// MarshalJSON writes a nil Resources as [].
-func (r ListResourcesResult) MarshalJSON() ([]byte, error) {
-	type plain ListResourcesResult
-	if r.Resources == nil {
-		r.Resources = []Resource{}
-	}
-	return json.Marshal(plain(r))
-}
-
-// MarshalJSON writes a nil ResourceTemplates as [].
-func (r ListResourceTemplatesResult) MarshalJSON() ([]byte, error) {
-	type plain ListResourceTemplatesResult
-	if r.ResourceTemplates == nil {
-		r.ResourceTemplates = []ResourceTemplate{}
-	}
-	return json.Marshal(plain(r))
-}

@@ -25,6 +25,8 @@ func NewListRootsRequest() *ListRootsRequest { return &ListRootsRequest{} }
 func (*ListRootsRequest) Method() string { return MethodListRoots }
 
 // Root is a directory or file the client lets the server work within.
+//
+//mcp:json
 type Root struct {
 	// URI identifies the root; it must be a file:// URI.
 	URI string `json:"uri"`
@@ -36,6 +38,8 @@ type Root struct {
 
 // ListRootsResult is the client's answer to roots/list. Under 2026-07-28 it
 // travels in inputResponses and is not a Result (it has no resultType).
+//
+//mcp:json nonnil=Roots
 type ListRootsResult struct {
 	// Roots are the client's roots. A nil Roots is written as [].
 	Roots []Root `json:"roots"`

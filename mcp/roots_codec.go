@@ -30,15 +30,6 @@ func (r *ListRootsRequest) UnmarshalJSON(data []byte) error {
 	return json.Unmarshal(params, r.Params)
 }
 
-// MarshalJSON writes a nil Roots as [].
-func (r ListRootsResult) MarshalJSON() ([]byte, error) {
-	type plain ListRootsResult
-	if r.Roots == nil {
-		r.Roots = []Root{}
-	}
-	return json.Marshal(plain(r))
-}
-
 // decodeListRootsResponse decodes and checks a roots answer: it must have a
 // roots array whose entries have URIs.
 func decodeListRootsResponse(raw []byte) (*ListRootsResult, error) {

@@ -38,6 +38,8 @@ const (
 )
 
 // CreateMessageRequestParams are the parameters of a sampling request.
+//
+//mcp:json nonnil=Messages
 type CreateMessageRequestParams struct {
 	// Messages are the conversation to continue. A nil Messages is written
 	// as [].
@@ -82,6 +84,8 @@ const (
 )
 
 // ToolChoice controls tool use in sampling.
+//
+//mcp:json
 type ToolChoice struct {
 	// Mode is the tool choice mode; empty means auto.
 	Mode ToolChoiceMode `json:"mode,omitempty"`
@@ -89,6 +93,8 @@ type ToolChoice struct {
 
 // ModelPreferences guide the client's choice of model. Priorities range
 // from 0 to 1; nil means unspecified.
+//
+//mcp:json
 type ModelPreferences struct {
 	// Hints name models or families, in order of preference.
 	Hints []ModelHint `json:"hints,omitempty"`
@@ -101,12 +107,16 @@ type ModelPreferences struct {
 }
 
 // ModelHint names a model or model family, matched as a substring.
+//
+//mcp:json
 type ModelHint struct {
 	// Name is the hint, such as "claude-3-5-sonnet" or "claude".
 	Name string `json:"name,omitempty"`
 }
 
 // SamplingMessage is one message of a sampling conversation.
+//
+//mcp:json
 type SamplingMessage struct {
 	// Role is who says it.
 	Role Role `json:"role"`
@@ -137,6 +147,8 @@ func (*ToolResultContent) isSamplingContent() {}
 type SamplingContent []SamplingMessageContentBlock
 
 // ToolUseContent is a model's request to call a tool, in sampling.
+//
+//mcp:json type=tool_use nonnil=Input
 type ToolUseContent struct {
 	// ID identifies this tool use; a ToolResultContent refers to it.
 	ID string `json:"id"`
@@ -149,6 +161,8 @@ type ToolUseContent struct {
 }
 
 // ToolResultContent is the result of a tool use, in sampling.
+//
+//mcp:json type=tool_result nonnil=Content
 type ToolResultContent struct {
 	// ToolUseID is the ID of the ToolUseContent this answers.
 	ToolUseID string `json:"toolUseId"`

@@ -25,15 +25,6 @@ func (r *CreateMessageRequest) UnmarshalJSON(data []byte) error {
 	return json.Unmarshal(params, &r.Params)
 }
 
-// MarshalJSON writes a nil Messages as [].
-func (p CreateMessageRequestParams) MarshalJSON() ([]byte, error) {
-	type plain CreateMessageRequestParams
-	if p.Messages == nil {
-		p.Messages = []SamplingMessage{}
-	}
-	return json.Marshal(plain(p))
-}
-
 // DecodeSamplingMessageContentBlock decodes one sampling content block,
 // choosing the Go type by its "type" member.
 func DecodeSamplingMessageContentBlock(data []byte) (SamplingMessageContentBlock, error) {
@@ -106,29 +97,11 @@ func (c *SamplingContent) UnmarshalJSON(data []byte) error {
 	}
 }
 
-// MarshalJSON writes the block with "type":"tool_use".
-func (c ToolUseContent) MarshalJSON() ([]byte, error) {
-	type plain ToolUseContent
-	if c.Input == nil {
-		c.Input = map[string]any{}
-	}
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeToolUse, b, err)
-}
-
 // UnmarshalJSON decodes a tool-use block, rejecting any other "type".
 func (c *ToolUseContent) UnmarshalJSON(data []byte) error {
 	type plain ToolUseContent
 	*c = ToolUseContent{}
 	return unmarshalTagged(data, "tool_use", (*plain)(c), ErrUnknownContentType)
-}
-
-// MarshalJSON writes the block with "type":"tool_result".
-func (c ToolResultContent) MarshalJSON() ([]byte, error) {
-	type plain ToolResultContent
-	c.Content = nonNilContent(c.Content)
-	b, err := json.Marshal(plain(c))
-	return prependMember(typeToolResult, b, err)
 }
 
 // UnmarshalJSON decodes a tool-result block, rejecting any other "type".

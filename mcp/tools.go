@@ -11,6 +11,8 @@ import (
 )
 
 // Tool describes a tool a server offers, as listed by tools/list.
+//
+//mcp:json default=InputSchema:emptyObjectSchema
 type Tool struct {
 	// Name identifies the tool in tools/call (1–128 of A-Z a-z 0-9 _ . -).
 	Name string `json:"name"`
@@ -37,6 +39,8 @@ type Tool struct {
 // guarantees: clients must not trust them from untrusted servers. A nil hint
 // means "unspecified", which is not the same as false (DestructiveHint and
 // OpenWorldHint default to true).
+//
+//mcp:json
 type ToolAnnotations struct {
 	// Title is a display name.
 	Title string `json:"title,omitempty"`
@@ -310,6 +314,8 @@ func (r *CallToolResult) DecodeStructuredContent(v any) (bool, error) {
 }
 
 // ListToolsResult is a page of tools/list. It is cacheable.
+//
+//mcp:json nonnil=Tools
 type ListToolsResult struct {
 	CacheableResult
 	// Tools are this page's tools, in a deterministic order.

@@ -13,15 +13,6 @@ import (
 // emptyObjectSchema is the input schema of a tool that takes no arguments.
 var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
 
-// MarshalJSON writes a nil InputSchema as {"type":"object"}.
-func (t Tool) MarshalJSON() ([]byte, error) {
-	type plain Tool
-	if len(t.InputSchema) == 0 {
-		t.InputSchema = emptyObjectSchema
-	}
-	return json.Marshal(plain(t))
-}
-
 // UnmarshalJSON decodes the params in one pass. Unknown members are
 // ignored. When the params are small, their strings (name, requestState,
 // those of _meta) share one copy of the text.
@@ -260,11 +251,3 @@ func (r *CallToolResult) decode(data []byte, store *callToolStore) (rt []byte, f
 	return rt, fieldErr, err
 }
 
-// MarshalJSON writes a nil Tools as [].
-func (r ListToolsResult) MarshalJSON() ([]byte, error) {
-	type plain ListToolsResult
-	if r.Tools == nil {
-		r.Tools = []Tool{}
-	}
-	return json.Marshal(plain(r))
-}

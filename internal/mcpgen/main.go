@@ -101,31 +101,31 @@ type field struct {
 
 func generate(dir, out string) (src, list []byte, err error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool {
-		n := fi.Name()
-		return !strings.HasSuffix(n, "_test.go") && n != out
-	}, parser.ParseComments)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
-	}
-	p, ok := pkgs["mcp"]
-	if !ok {
-		return nil, nil, fmt.Errorf("no package mcp in %s", dir)
 	}
 	var files []*ast.File
-	names := make([]string, 0, len(p.Files))
-	for name := range p.Files {
-		names = append(names, name)
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || n == out {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ParseComments)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f.Name.Name != "mcp" {
+			return nil, nil, fmt.Errorf("%s: package %s, want mcp", n, f.Name.Name)
+		}
+		files = append(files, f)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		files = append(files, p.Files[name])
-	}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
-	pkg, err := conf.Check("github.com/parley-mcp/parley/mcp", fset, files, nil)
-	if err != nil {
-		return nil, nil, err
-	}
+	// The package is checked without the output file, so code that calls
+	// the generated methods does not type-check here: such errors are
+	// expected, and the declarations the generator reads are complete
+	// without them. The compiler checks the result.
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil), Error: func(error) {}}
+	pkg, _ := conf.Check("github.com/parley-mcp/parley/mcp", fset, files, nil)
 	var gens []*gen
 	for _, f := range files {
 		for _, d := range f.Decls {
@@ -432,7 +432,7 @@ func (w *writer) gen(g *gen) error {
 	for _, f := range g.fields {
 		last := f.goPath[strings.LastIndex(f.goPath, ".")+1:]
 		if g.rules.nonnil[last] || g.rules.nonnil[f.goPath] {
-			w.p("if v.%s == nil { v.%s = %s{} }", f.goPath, f.goPath, types.TypeString(f.typ, types.RelativeTo(w.pkg)))
+			w.p("if v.%s == nil { v.%s = %s{} }", f.goPath, f.goPath, types.TypeString(f.typ, w.qualifier))
 		}
 		if d, ok := g.rules.defaults[last]; ok {
 			w.p("if !(%s) { v.%s = %s }", fmt.Sprintf(emptyTest(f.typ), "v."+f.goPath), f.goPath, d)
@@ -516,6 +516,15 @@ func emptyTest(t types.Type) string {
 		return "%s != nil"
 	}
 	return ""
+}
+
+// qualifier names types of other packages by their package's name, as the
+// generated file imports them.
+func (w *writer) qualifier(p *types.Package) string {
+	if p == w.pkg {
+		return ""
+	}
+	return p.Name()
 }
 
 // rawMessage is json.RawMessage's type name.
@@ -687,7 +696,7 @@ func (w *writer) expr(x string, t types.Type, nonnil, notNil bool) error {
 			empty = "{}"
 		}
 		w.nilCheck(x, empty, notNil)
-		elem := types.TypeString(u.Elem(), types.RelativeTo(w.pkg))
+		elem := types.TypeString(u.Elem(), w.qualifier)
 		w.tmp++
 		d, e := fmt.Sprintf("d%d", w.tmp), fmt.Sprintf("e%d", w.tmp)
 		w.p("if dst, err = appendSortedMap(dst, %s, func(%s []byte, %s %s) ([]byte, error) {", x, d, e, elem)
