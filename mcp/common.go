@@ -82,6 +82,8 @@ type BaseMetadata struct {
 
 // Implementation identifies a client or server program. It is sent as
 // clientInfo on requests and serverInfo on results.
+//
+//mcp:json
 type Implementation struct {
 	// Name is the program's identifier.
 	Name string `json:"name"`

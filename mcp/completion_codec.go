@@ -63,4 +63,3 @@ func DecodeCompleteReference(data []byte) (CompleteReference, error) {
 	}
 	return r, nil
 }
-

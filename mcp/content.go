@@ -16,6 +16,8 @@ type ContentBlock interface {
 var ErrUnknownContentType = errors.New("mcp: unknown content type")
 
 // TextContent is text.
+//
+//mcp:json type=text
 type TextContent struct {
 	// Text is the text.
 	Text string `json:"text"`

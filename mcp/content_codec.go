@@ -22,42 +22,6 @@ const (
 	typeToolResult   = `"type":"tool_result"`
 )
 
-// MarshalJSON writes the block with "type":"text".
-func (c TextContent) MarshalJSON() ([]byte, error) {
-	bp := getEncBuf()
-	b, err := c.appendJSON((*bp)[:0])
-	if err != nil {
-		encBufPool.Put(bp)
-		type plain TextContent
-		b, err := json.Marshal(plain(c))
-		return prependMember(typeText, b, err)
-	}
-	return finishEncBuf(bp, b), nil
-}
-
-// appendJSON appends the block as MarshalJSON writes it.
-func (c *TextContent) appendJSON(dst []byte) ([]byte, error) {
-	if c == nil {
-		return append(dst, "null"...), nil
-	}
-	dst = append(dst, `{"type":"text","text":`...)
-	dst = appendJSONString(dst, c.Text)
-	var err error
-	if c.Annotations != nil {
-		dst = append(dst, `,"annotations":`...)
-		if dst, err = appendMarshal(dst, c.Annotations); err != nil {
-			return dst, err
-		}
-	}
-	if len(c.Meta) > 0 {
-		dst = append(dst, `,"_meta":`...)
-		if dst, err = appendMarshal(dst, c.Meta); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
-}
-
 // UnmarshalJSON decodes a text block, rejecting any other "type".
 func (c *TextContent) UnmarshalJSON(data []byte) error { return c.decode(data, nil) }
 
@@ -142,14 +106,12 @@ func (c *TextContent) decode(data []byte, a *strArena) error {
 	return fieldErr
 }
 
-
 // UnmarshalJSON decodes an image block, rejecting any other "type".
 func (c *ImageContent) UnmarshalJSON(data []byte) error {
 	type plain ImageContent
 	*c = ImageContent{}
 	return unmarshalTagged(data, "image", (*plain)(c), ErrUnknownContentType)
 }
-
 
 // UnmarshalJSON decodes an audio block, rejecting any other "type".
 func (c *AudioContent) UnmarshalJSON(data []byte) error {
@@ -366,30 +328,6 @@ type contentStore struct {
 
 func errNotArray(raw []byte) error {
 	return fmt.Errorf("expected an array, found %s", describe(raw))
-}
-
-// appendContentList appends a list of content blocks as encoding/json
-// encodes a []ContentBlock, a nil list as [].
-func appendContentList(dst []byte, l []ContentBlock) ([]byte, error) {
-	dst = append(dst, '[')
-	for i, c := range l {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		switch c := c.(type) {
-		case *TextContent:
-			dst, err = c.appendJSON(dst)
-		case nil:
-			dst = append(dst, "null"...)
-		default:
-			dst, err = appendMarshal(dst, c)
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, ']'), nil
 }
 
 // nonNilContent returns l, or an empty list when l is nil, so that a

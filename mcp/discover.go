@@ -5,6 +5,8 @@ import "encoding/json"
 // DiscoverResult answers server/discover: the versions the server speaks,
 // its capabilities and instructions. It is cacheable. The server's identity
 // travels in _meta (io.modelcontextprotocol/serverInfo), not in the body.
+//
+//mcp:json nonnil=SupportedVersions
 type DiscoverResult struct {
 	CacheableResult
 	// SupportedVersions lists every protocol version the server accepts,
@@ -20,6 +22,8 @@ type DiscoverResult struct {
 // 2026-07-28 they are declared on every request (in _meta) and hold for that
 // request only. A nil pointer field means "not supported"; a pointer to an
 // empty struct is sent as {} and means "supported".
+//
+//mcp:json
 type ClientCapabilities struct {
 	// Experimental holds non-standard capabilities, raw.
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
@@ -37,6 +41,8 @@ type ClientCapabilities struct {
 }
 
 // RootsCapability declares support for roots/list.
+//
+//mcp:json
 type RootsCapability struct {
 	// ListChanged is the legacy (2025-11-25 and earlier) flag for
 	// notifications/roots/list_changed; 2026-07-28 has no such notification.
@@ -44,6 +50,8 @@ type RootsCapability struct {
 }
 
 // SamplingCapability declares support for sampling/createMessage.
+//
+//mcp:json
 type SamplingCapability struct {
 	// Context is present if the client honours includeContext values other
 	// than "none" (deprecated).
@@ -54,6 +62,8 @@ type SamplingCapability struct {
 
 // ElicitationCapability declares support for elicitation/create. An empty
 // value ({}) means form mode only.
+//
+//mcp:json
 type ElicitationCapability struct {
 	// Form is present if the client supports form mode.
 	Form *struct{} `json:"form,omitempty"`
@@ -74,6 +84,8 @@ func isObject(raw []byte) bool { return jsonKind(raw) == '{' }
 
 // ServerCapabilities are the optional features a server offers, returned by
 // server/discover (and by initialize on legacy sessions).
+//
+//mcp:json
 type ServerCapabilities struct {
 	// Experimental holds non-standard capabilities, raw.
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
@@ -94,6 +106,8 @@ type ServerCapabilities struct {
 }
 
 // PromptsCapability declares that a server offers prompts.
+//
+//mcp:json
 type PromptsCapability struct {
 	// ListChanged is set if the server sends
 	// notifications/prompts/list_changed.
@@ -101,6 +115,8 @@ type PromptsCapability struct {
 }
 
 // ResourcesCapability declares that a server offers resources.
+//
+//mcp:json
 type ResourcesCapability struct {
 	// Subscribe is set if the server sends notifications/resources/updated
 	// for resources named in a subscription filter.
@@ -111,6 +127,8 @@ type ResourcesCapability struct {
 }
 
 // ToolsCapability declares that a server offers tools.
+//
+//mcp:json
 type ToolsCapability struct {
 	// ListChanged is set if the server sends notifications/tools/list_changed.
 	ListChanged bool `json:"listChanged,omitempty"`

@@ -174,6 +174,235 @@ func (v BooleanSchema) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"boolean"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes CallToolRequestParams (see its //mcp:json rules).
+func (v *CallToolRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if len(v.Arguments) > 0 {
+		dst = append(dst, `,"arguments":`...)
+		if dst, err = appendRawMessage(dst, v.Arguments); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.InputResponses) > 0 {
+		dst = append(dst, `,"inputResponses":`...)
+		if dst, err = appendSortedMap(dst, v.InputResponses, func(d1 []byte, e1 json.RawMessage) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if v.RequestState != "" || v.ForceRequestState {
+		dst = append(dst, `,"requestState":`...)
+		dst = appendJSONString(dst, string(v.RequestState))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CallToolRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CallToolRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CallToolRequestParams) marshalReference() ([]byte, error) {
+	type plain CallToolRequestParams
+	return json.Marshal(struct {
+		plain
+		RequestState *string `json:"requestState,omitempty"`
+	}{plain(v), stateRef(v.RequestState, v.ForceRequestState)})
+}
+
+// appendJSON appends v as json.Marshal encodes CallToolResult (see its //mcp:json rules).
+func (v *CallToolResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"content":`...)
+	if v.Content == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Content {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendValue(dst, v.Content[i1]); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.StructuredContent != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		if dst, err = appendValue(dst, v.StructuredContent); err != nil {
+			return dst, err
+		}
+	}
+	if v.IsError {
+		dst = append(dst, `,"isError":`...)
+		dst = strconv.AppendBool(dst, bool(v.IsError))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CallToolResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CallToolResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CallToolResult) marshalReference() ([]byte, error) {
+	type plain CallToolResult
+	if v.Content == nil {
+		v.Content = []ContentBlock{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ClientCapabilities (see its //mcp:json rules).
+func (v *ClientCapabilities) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if len(v.Experimental) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"experimental":`...)
+		if dst, err = appendSortedMap(dst, v.Experimental, func(d1 []byte, e1 json.RawMessage) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if v.Roots != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"roots":`...)
+		if dst, err = v.Roots.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Sampling != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"sampling":`...)
+		if dst, err = v.Sampling.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Elicitation != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"elicitation":`...)
+		if dst, err = v.Elicitation.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Extensions) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"extensions":`...)
+		if dst, err = appendSortedMap(dst, v.Extensions, func(d2 []byte, e2 json.RawMessage) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ClientCapabilities) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ClientCapabilities through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ClientCapabilities) marshalReference() ([]byte, error) {
+	type plain ClientCapabilities
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes Completion (see its //mcp:json rules).
 func (v *Completion) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -352,6 +581,81 @@ func (v CreateMessageRequestParams) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes DiscoverResult (see its //mcp:json rules).
+func (v *DiscoverResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.CacheableResult.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.CacheableResult.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.CacheableResult.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"ttlMs":`...)
+	dst = strconv.AppendInt(dst, int64(v.CacheableResult.TTLMs), 10)
+	if v.CacheableResult.CacheScope != "" {
+		dst = append(dst, `,"cacheScope":`...)
+		dst = appendJSONString(dst, string(v.CacheableResult.CacheScope))
+	}
+	dst = append(dst, `,"supportedVersions":`...)
+	if v.SupportedVersions == nil {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.SupportedVersions {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.SupportedVersions[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"capabilities":`...)
+	if dst, err = (&v.Capabilities).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	if v.Instructions != "" {
+		dst = append(dst, `,"instructions":`...)
+		dst = appendJSONString(dst, string(v.Instructions))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v DiscoverResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of DiscoverResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v DiscoverResult) marshalReference() ([]byte, error) {
+	type plain DiscoverResult
+	if v.SupportedVersions == nil {
+		v.SupportedVersions = []ProtocolVersion{}
+	}
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes ElicitRequestURLParams (see its //mcp:json rules).
 func (v *ElicitRequestURLParams) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -468,6 +772,50 @@ func (v ElicitRequestedSchema) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"object"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes ElicitationCapability (see its //mcp:json rules).
+func (v *ElicitationCapability) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Form != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"form":`...)
+		dst = append(dst, '{', '}')
+	}
+	if v.URL != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"url":`...)
+		dst = append(dst, '{', '}')
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ElicitationCapability) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ElicitationCapability through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ElicitationCapability) marshalReference() ([]byte, error) {
+	type plain ElicitationCapability
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes EnumOption (see its //mcp:json rules).
 func (v *EnumOption) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -498,6 +846,80 @@ func (v EnumOption) MarshalJSON() ([]byte, error) {
 func (v EnumOption) marshalReference() ([]byte, error) {
 	type plain EnumOption
 	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes GetPromptRequestParams (see its //mcp:json rules).
+func (v *GetPromptRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if len(v.Arguments) > 0 {
+		dst = append(dst, `,"arguments":`...)
+		if dst, err = appendSortedMap(dst, v.Arguments, func(d1 []byte, e1 string) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			dst = appendJSONString(dst, string(e1))
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.InputResponses) > 0 {
+		dst = append(dst, `,"inputResponses":`...)
+		if dst, err = appendSortedMap(dst, v.InputResponses, func(d2 []byte, e2 json.RawMessage) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if v.RequestState != "" || v.ForceRequestState {
+		dst = append(dst, `,"requestState":`...)
+		dst = appendJSONString(dst, string(v.RequestState))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v GetPromptRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of GetPromptRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v GetPromptRequestParams) marshalReference() ([]byte, error) {
+	type plain GetPromptRequestParams
+	return json.Marshal(struct {
+		plain
+		RequestState *string `json:"requestState,omitempty"`
+	}{plain(v), stateRef(v.RequestState, v.ForceRequestState)})
 }
 
 // appendJSON appends v as json.Marshal encodes GetPromptResult (see its //mcp:json rules).
@@ -676,6 +1098,63 @@ func (v ImageContent) marshalReference() ([]byte, error) {
 	type plain ImageContent
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"image"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes Implementation (see its //mcp:json rules).
+func (v *Implementation) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	dst = append(dst, `,"version":`...)
+	dst = appendJSONString(dst, string(v.Version))
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.WebsiteURL != "" {
+		dst = append(dst, `,"websiteUrl":`...)
+		dst = appendJSONString(dst, string(v.WebsiteURL))
+	}
+	if len(v.Icons) > 0 {
+		dst = append(dst, `,"icons":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Icons {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.Icons[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v Implementation) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of Implementation through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v Implementation) marshalReference() ([]byte, error) {
+	type plain Implementation
+	return json.Marshal(plain(v))
 }
 
 // appendJSON appends v as json.Marshal encodes InputResponseRequestParams (see its //mcp:json rules).
@@ -1528,6 +2007,106 @@ func (v PromptReference) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"ref/prompt"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes PromptsCapability (see its //mcp:json rules).
+func (v *PromptsCapability) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.ListChanged {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"listChanged":`...)
+		dst = strconv.AppendBool(dst, bool(v.ListChanged))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v PromptsCapability) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of PromptsCapability through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v PromptsCapability) marshalReference() ([]byte, error) {
+	type plain PromptsCapability
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ReadResourceRequestParams (see its //mcp:json rules).
+func (v *ReadResourceRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	if len(v.InputResponses) > 0 {
+		dst = append(dst, `,"inputResponses":`...)
+		if dst, err = appendSortedMap(dst, v.InputResponses, func(d1 []byte, e1 json.RawMessage) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if v.RequestState != "" || v.ForceRequestState {
+		dst = append(dst, `,"requestState":`...)
+		dst = appendJSONString(dst, string(v.RequestState))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ReadResourceRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ReadResourceRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ReadResourceRequestParams) marshalReference() ([]byte, error) {
+	type plain ReadResourceRequestParams
+	return json.Marshal(struct {
+		plain
+		RequestState *string `json:"requestState,omitempty"`
+	}{plain(v), stateRef(v.RequestState, v.ForceRequestState)})
+}
+
 // appendJSON appends v as json.Marshal encodes ReadResourceResult (see its //mcp:json rules).
 func (v *ReadResourceResult) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1870,6 +2449,50 @@ func (v ResourceTemplateReference) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"ref/resource"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes ResourcesCapability (see its //mcp:json rules).
+func (v *ResourcesCapability) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Subscribe {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"subscribe":`...)
+		dst = strconv.AppendBool(dst, bool(v.Subscribe))
+	}
+	if v.ListChanged {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"listChanged":`...)
+		dst = strconv.AppendBool(dst, bool(v.ListChanged))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ResourcesCapability) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ResourcesCapability through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ResourcesCapability) marshalReference() ([]byte, error) {
+	type plain ResourcesCapability
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes Root (see its //mcp:json rules).
 func (v *Root) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1918,6 +2541,88 @@ func (v Root) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes RootsCapability (see its //mcp:json rules).
+func (v *RootsCapability) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.ListChanged {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"listChanged":`...)
+		dst = strconv.AppendBool(dst, bool(v.ListChanged))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v RootsCapability) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of RootsCapability through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v RootsCapability) marshalReference() ([]byte, error) {
+	type plain RootsCapability
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes SamplingCapability (see its //mcp:json rules).
+func (v *SamplingCapability) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Context != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"context":`...)
+		dst = append(dst, '{', '}')
+	}
+	if v.Tools != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"tools":`...)
+		dst = append(dst, '{', '}')
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SamplingCapability) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SamplingCapability through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SamplingCapability) marshalReference() ([]byte, error) {
+	type plain SamplingCapability
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes SamplingMessage (see its //mcp:json rules).
 func (v *SamplingMessage) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1963,6 +2668,106 @@ func (v SamplingMessage) MarshalJSON() ([]byte, error) {
 // appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
 func (v SamplingMessage) marshalReference() ([]byte, error) {
 	type plain SamplingMessage
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ServerCapabilities (see its //mcp:json rules).
+func (v *ServerCapabilities) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if len(v.Experimental) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"experimental":`...)
+		if dst, err = appendSortedMap(dst, v.Experimental, func(d1 []byte, e1 json.RawMessage) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if v.Logging != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"logging":`...)
+		dst = append(dst, '{', '}')
+	}
+	if v.Completions != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"completions":`...)
+		dst = append(dst, '{', '}')
+	}
+	if v.Prompts != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"prompts":`...)
+		if dst, err = v.Prompts.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Resources != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resources":`...)
+		if dst, err = v.Resources.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Tools != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"tools":`...)
+		if dst, err = v.Tools.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Extensions) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"extensions":`...)
+		if dst, err = appendSortedMap(dst, v.Extensions, func(d2 []byte, e2 json.RawMessage) ([]byte, error) {
+			dst := d2
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e2); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ServerCapabilities) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ServerCapabilities through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ServerCapabilities) marshalReference() ([]byte, error) {
+	type plain ServerCapabilities
 	return json.Marshal(plain(v))
 }
 
@@ -2018,6 +2823,58 @@ func (v StringSchema) marshalReference() ([]byte, error) {
 	type plain StringSchema
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"string"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes TextContent (see its //mcp:json rules).
+func (v *TextContent) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"text"`...)
+	dst = append(dst, `,"text":`...)
+	dst = appendJSONString(dst, string(v.Text))
+	if v.Annotations != nil {
+		dst = append(dst, `,"annotations":`...)
+		if dst, err = v.Annotations.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v TextContent) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of TextContent through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v TextContent) marshalReference() ([]byte, error) {
+	type plain TextContent
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"text"`, b, err)
 }
 
 // appendJSON appends v as json.Marshal encodes TitledSingleSelectEnumSchema (see its //mcp:json rules).
@@ -2409,6 +3266,44 @@ func (v ToolUseContent) marshalReference() ([]byte, error) {
 	}
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"tool_use"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes ToolsCapability (see its //mcp:json rules).
+func (v *ToolsCapability) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.ListChanged {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"listChanged":`...)
+		dst = strconv.AppendBool(dst, bool(v.ListChanged))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ToolsCapability) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ToolsCapability through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ToolsCapability) marshalReference() ([]byte, error) {
+	type plain ToolsCapability
+	return json.Marshal(plain(v))
 }
 
 // appendJSON appends v as json.Marshal encodes UntitledEnumItems (see its //mcp:json rules).

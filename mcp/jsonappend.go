@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strconv"
 	"slices"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -346,12 +346,6 @@ func (w *objAppender) finish() []byte {
 		return append(w.buf, '{', '}')
 	}
 	return append(w.buf, '}')
-}
-
-// appendRawMap appends a map of raw values as encoding/json encodes a
-// map[string]json.RawMessage: keys sorted, nil values as null.
-func appendRawMap(dst []byte, m map[string]json.RawMessage) ([]byte, error) {
-	return appendSortedMap(dst, m, appendRawMessage)
 }
 
 // appendSortedMap appends m as encoding/json encodes a map with string keys

@@ -45,6 +45,8 @@ type PromptMessage struct {
 
 // GetPromptRequestParams are the params of prompts/get, one of the three
 // requests that may be answered with an [InputRequiredResult].
+//
+//mcp:json present=RequestState:ForceRequestState
 type GetPromptRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may

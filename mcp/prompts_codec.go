@@ -61,66 +61,6 @@ func dropNullArguments(data []byte, args map[string]string) {
 	}
 }
 
-// MarshalJSON writes the params as their struct tags say, without
-// encoding/json's reflection, and with "requestState":"" when
-// ForceRequestState makes an empty state present.
-func (p GetPromptRequestParams) MarshalJSON() ([]byte, error) {
-	bp := getEncBuf()
-	b, err := p.appendJSON((*bp)[:0])
-	if err != nil {
-		encBufPool.Put(bp)
-		return p.marshalGeneric()
-	}
-	return finishEncBuf(bp, b), nil
-}
-
-// marshalGeneric is the reference encoding, through encoding/json.
-func (p GetPromptRequestParams) marshalGeneric() ([]byte, error) {
-	type plain GetPromptRequestParams
-	return json.Marshal(struct {
-		plain
-		RequestState *string `json:"requestState,omitempty"`
-	}{plain(p), stateRef(p.RequestState, p.ForceRequestState)})
-}
-
-// appendJSON appends p as marshalGeneric encodes it.
-func (p *GetPromptRequestParams) appendJSON(dst []byte) ([]byte, error) {
-	if p == nil {
-		return append(dst, "null"...), nil
-	}
-	dst = append(dst, '{')
-	var err error
-	if p.Meta != nil {
-		dst = append(dst, `"_meta":`...)
-		if dst, err = p.Meta.appendJSON(dst); err != nil {
-			return dst, err
-		}
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"name":`...)
-	dst = appendJSONString(dst, p.Name)
-	if len(p.Arguments) > 0 {
-		dst = append(dst, `,"arguments":`...)
-		if dst, err = appendSortedMap(dst, p.Arguments, appendStringValue); err != nil {
-			return dst, err
-		}
-	}
-	if len(p.InputResponses) > 0 {
-		dst = append(dst, `,"inputResponses":`...)
-		if dst, err = appendRawMap(dst, p.InputResponses); err != nil {
-			return dst, err
-		}
-	}
-	if p.RequestState != "" || p.ForceRequestState {
-		dst = append(dst, `,"requestState":`...)
-		dst = appendJSONString(dst, p.RequestState)
-	}
-	return append(dst, '}'), nil
-}
-
-// appendStringValue appends s as a JSON string, for appendSortedMap.
-func appendStringValue(dst []byte, s string) ([]byte, error) { return appendJSONString(dst, s), nil }
-
 // UnmarshalJSON decodes the message in one pass, choosing the content
 // block's type. It accepts what encoding/json accepted when it decoded the
 // struct: member names match case-insensitively, null decodes to the zero
@@ -271,4 +211,3 @@ func decodePromptMessages(data []byte, a *strArena, store *getPromptStore) ([]Pr
 	}
 	return out, nil
 }
-

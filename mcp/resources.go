@@ -112,6 +112,8 @@ func (p *ResourceRequestParams) RequestMeta() *RequestMetaObject { return reques
 
 // ReadResourceRequestParams are the params of resources/read, one of the
 // three requests that may be answered with an [InputRequiredResult].
+//
+//mcp:json present=RequestState:ForceRequestState
 type ReadResourceRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may

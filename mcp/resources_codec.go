@@ -23,57 +23,6 @@ func (p *ReadResourceRequestParams) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MarshalJSON writes the params as their struct tags say, without
-// encoding/json's reflection, and with "requestState":"" when
-// ForceRequestState makes an empty state present.
-func (p ReadResourceRequestParams) MarshalJSON() ([]byte, error) {
-	bp := getEncBuf()
-	b, err := p.appendJSON((*bp)[:0])
-	if err != nil {
-		encBufPool.Put(bp)
-		return p.marshalGeneric()
-	}
-	return finishEncBuf(bp, b), nil
-}
-
-// marshalGeneric is the reference encoding, through encoding/json.
-func (p ReadResourceRequestParams) marshalGeneric() ([]byte, error) {
-	type plain ReadResourceRequestParams
-	return json.Marshal(struct {
-		plain
-		RequestState *string `json:"requestState,omitempty"`
-	}{plain(p), stateRef(p.RequestState, p.ForceRequestState)})
-}
-
-// appendJSON appends p as marshalGeneric encodes it.
-func (p *ReadResourceRequestParams) appendJSON(dst []byte) ([]byte, error) {
-	if p == nil {
-		return append(dst, "null"...), nil
-	}
-	dst = append(dst, '{')
-	var err error
-	if p.Meta != nil {
-		dst = append(dst, `"_meta":`...)
-		if dst, err = p.Meta.appendJSON(dst); err != nil {
-			return dst, err
-		}
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"uri":`...)
-	dst = appendJSONString(dst, p.URI)
-	if len(p.InputResponses) > 0 {
-		dst = append(dst, `,"inputResponses":`...)
-		if dst, err = appendRawMap(dst, p.InputResponses); err != nil {
-			return dst, err
-		}
-	}
-	if p.RequestState != "" || p.ForceRequestState {
-		dst = append(dst, `,"requestState":`...)
-		dst = appendJSONString(dst, p.RequestState)
-	}
-	return append(dst, '}'), nil
-}
-
 // DecodeResourceContents decodes resource contents, choosing the Go type by
 // which member is present: "blob" for binary, "text" for text.
 func DecodeResourceContents(data []byte) (ResourceContents, error) {
@@ -283,4 +232,3 @@ func decodeResourceContentsList(data []byte, a *strArena, store *readResourceSto
 	}
 	return out, nil
 }
-

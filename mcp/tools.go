@@ -61,6 +61,8 @@ type ToolAnnotations struct {
 //
 // Its decoder makes one pass and keeps Arguments raw: the handler decodes
 // them once, into its own type, with [CallToolRequestParams.DecodeArguments].
+//
+//mcp:json present=RequestState:ForceRequestState
 type CallToolRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may
@@ -250,6 +252,8 @@ func (p *CallToolRequestParams) SetArguments(v any) error {
 //
 // A tool that fails in a way the model should see (bad input, an upstream
 // error) returns a result with IsError set, not a JSON-RPC error.
+//
+//mcp:json nonnil=Content
 type CallToolResult struct {
 	Result
 	// Content is the unstructured result. A nil Content is written as [].

@@ -658,6 +658,10 @@ func (w *writer) expr(x string, t types.Type, nonnil, notNil bool) error {
 		w.p("if dst, err = appendValue(dst, %s); err != nil { return dst, err }", x)
 		return nil
 	case *types.Struct:
+		if u.NumFields() == 0 {
+			w.p("dst = append(dst, '{', '}')")
+			return nil
+		}
 		return fmt.Errorf("struct type %s has no appendJSON: give it //mcp:json", ts)
 	case *types.Slice:
 		if b, ok := u.Elem().(*types.Basic); ok && b.Kind() == types.Byte {
