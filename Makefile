@@ -32,6 +32,9 @@ vet:
 	@# Every listed mutation must still apply to the code it names, so that
 	@# `make mutate` keeps measuring what docs/testing.md says it does.
 	$(GO) run scripts/mutate/main.go -check
+	@# The generated encoders must be what mcpgen writes from today's
+	@# declarations (design record 022).
+	$(GO) run ./internal/mcpgen -dir mcp -check
 
 # The exported API must match the recorded baseline, api/baseline.zip: a
 # removal or an incompatible change fails here until it is recorded on
