@@ -4,6 +4,8 @@ import "errors"
 
 // CompleteRequestParams are the params of completion/complete: suggest
 // values for one argument of a prompt or resource template.
+//
+//mcp:json
 type CompleteRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may
@@ -22,6 +24,8 @@ type CompleteRequestParams struct {
 func (p *CompleteRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
 
 // CompleteArgument is the argument being completed.
+//
+//mcp:json
 type CompleteArgument struct {
 	// Name is the argument's name.
 	Name string `json:"name"`
@@ -30,6 +34,8 @@ type CompleteArgument struct {
 }
 
 // CompleteContext carries arguments already resolved.
+//
+//mcp:json
 type CompleteContext struct {
 	// Arguments maps argument names to their values.
 	Arguments map[string]string `json:"arguments,omitempty"`
@@ -68,6 +74,8 @@ func (*ResourceTemplateReference) isCompleteReference() {}
 var ErrUnknownReference = errors.New("mcp: unknown completion reference type")
 
 // CompleteResult answers completion/complete.
+//
+//mcp:json
 type CompleteResult struct {
 	Result
 	// Completion holds the suggestions.

@@ -66,6 +66,8 @@ type ElicitRequestParams interface {
 }
 
 // ElicitRequestFormParams ask for structured input through a form.
+//
+//mcp:json
 type ElicitRequestFormParams struct {
 	// Mode is "form" or empty (which also means form); it is kept as sent.
 	Mode ElicitMode `json:"mode,omitempty"`
@@ -325,6 +327,8 @@ type UntitledEnumItems struct {
 }
 
 // TitledEnumItems are the items of a titled multi-select.
+//
+//mcp:json
 type TitledEnumItems struct {
 	AnyOf []EnumOption `json:"anyOf"` // the values to pick from, with labels
 }

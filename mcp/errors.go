@@ -96,6 +96,8 @@ func NewMethodNotFoundError(method string) *wire.Error {
 }
 
 // MissingRequiredClientCapabilityData is the data of a -32021 error.
+//
+//mcp:json
 type MissingRequiredClientCapabilityData struct {
 	// RequiredCapabilities are the capabilities the request must declare.
 	RequiredCapabilities *ClientCapabilities `json:"requiredCapabilities"`
@@ -163,6 +165,8 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 }
 
 // UnsupportedProtocolVersionData is the data of a -32022 error.
+//
+//mcp:json
 type UnsupportedProtocolVersionData struct {
 	// Supported lists the versions the server serves.
 	Supported []ProtocolVersion `json:"supported"`

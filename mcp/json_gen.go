@@ -132,6 +132,62 @@ func (v AudioContent) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"audio"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes BlobResourceContents (see its //mcp:json rules).
+func (v *BlobResourceContents) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	if v.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = appendJSONString(dst, string(v.MIMEType))
+	}
+	dst = append(dst, `,"blob":`...)
+	if v.Blob == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, v.Blob)
+		dst = append(dst, '"')
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v BlobResourceContents) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of BlobResourceContents through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v BlobResourceContents) marshalReference() ([]byte, error) {
+	type plain BlobResourceContents
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes BooleanSchema (see its //mcp:json rules).
 func (v *BooleanSchema) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -315,6 +371,53 @@ func (v CallToolResult) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes CancelledNotificationParams (see its //mcp:json rules).
+func (v *CancelledNotificationParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"requestId":`...)
+	if dst, err = appendMarshal(dst, v.RequestID); err != nil {
+		return dst, err
+	}
+	if v.Reason != "" {
+		dst = append(dst, `,"reason":`...)
+		dst = appendJSONString(dst, string(v.Reason))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CancelledNotificationParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CancelledNotificationParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CancelledNotificationParams) marshalReference() ([]byte, error) {
+	type plain CancelledNotificationParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes ClientCapabilities (see its //mcp:json rules).
 func (v *ClientCapabilities) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -400,6 +503,186 @@ func (v ClientCapabilities) MarshalJSON() ([]byte, error) {
 // appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
 func (v ClientCapabilities) marshalReference() ([]byte, error) {
 	type plain ClientCapabilities
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes CompleteArgument (see its //mcp:json rules).
+func (v *CompleteArgument) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"name":`...)
+	dst = appendJSONString(dst, string(v.Name))
+	dst = append(dst, `,"value":`...)
+	dst = appendJSONString(dst, string(v.Value))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CompleteArgument) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CompleteArgument through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CompleteArgument) marshalReference() ([]byte, error) {
+	type plain CompleteArgument
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes CompleteContext (see its //mcp:json rules).
+func (v *CompleteContext) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if len(v.Arguments) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"arguments":`...)
+		if dst, err = appendSortedMap(dst, v.Arguments, func(d1 []byte, e1 string) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			dst = appendJSONString(dst, string(e1))
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CompleteContext) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CompleteContext through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CompleteContext) marshalReference() ([]byte, error) {
+	type plain CompleteContext
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes CompleteRequestParams (see its //mcp:json rules).
+func (v *CompleteRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"ref":`...)
+	if dst, err = appendValue(dst, v.Ref); err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"argument":`...)
+	if dst, err = (&v.Argument).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	if v.Context != nil {
+		dst = append(dst, `,"context":`...)
+		if dst, err = v.Context.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CompleteRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CompleteRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CompleteRequestParams) marshalReference() ([]byte, error) {
+	type plain CompleteRequestParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes CompleteResult (see its //mcp:json rules).
+func (v *CompleteResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"completion":`...)
+	if dst, err = (&v.Completion).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CompleteResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CompleteResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CompleteResult) marshalReference() ([]byte, error) {
+	type plain CompleteResult
 	return json.Marshal(plain(v))
 }
 
@@ -581,6 +864,60 @@ func (v CreateMessageRequestParams) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes CreateMessageResult (see its //mcp:json rules).
+func (v *CreateMessageResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"role":`...)
+	dst = appendJSONString(dst, string(v.Role))
+	dst = append(dst, `,"content":`...)
+	if dst, err = appendMarshal(dst, v.Content); err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"model":`...)
+	dst = appendJSONString(dst, string(v.Model))
+	if v.StopReason != "" {
+		dst = append(dst, `,"stopReason":`...)
+		dst = appendJSONString(dst, string(v.StopReason))
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CreateMessageResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CreateMessageResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CreateMessageResult) marshalReference() ([]byte, error) {
+	type plain CreateMessageResult
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes DiscoverResult (see its //mcp:json rules).
 func (v *DiscoverResult) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -653,6 +990,63 @@ func (v DiscoverResult) marshalReference() ([]byte, error) {
 	if v.SupportedVersions == nil {
 		v.SupportedVersions = []ProtocolVersion{}
 	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ElicitRequestFormParams (see its //mcp:json rules).
+func (v *ElicitRequestFormParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Mode != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"mode":`...)
+		dst = appendJSONString(dst, string(v.Mode))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"message":`...)
+	dst = appendJSONString(dst, string(v.Message))
+	dst = append(dst, `,"requestedSchema":`...)
+	if dst, err = (&v.RequestedSchema).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ElicitRequestFormParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ElicitRequestFormParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ElicitRequestFormParams) marshalReference() ([]byte, error) {
+	type plain ElicitRequestFormParams
 	return json.Marshal(plain(v))
 }
 
@@ -1157,6 +1551,114 @@ func (v Implementation) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes InitializeRequestParams (see its //mcp:json rules).
+func (v *InitializeRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"protocolVersion":`...)
+	dst = appendJSONString(dst, string(v.ProtocolVersion))
+	dst = append(dst, `,"capabilities":`...)
+	if dst, err = (&v.Capabilities).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"clientInfo":`...)
+	if dst, err = (&v.ClientInfo).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v InitializeRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of InitializeRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v InitializeRequestParams) marshalReference() ([]byte, error) {
+	type plain InitializeRequestParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes InitializeResult (see its //mcp:json rules).
+func (v *InitializeResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"protocolVersion":`...)
+	dst = appendJSONString(dst, string(v.ProtocolVersion))
+	dst = append(dst, `,"capabilities":`...)
+	if dst, err = (&v.Capabilities).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"serverInfo":`...)
+	if dst, err = (&v.ServerInfo).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	if v.Instructions != "" {
+		dst = append(dst, `,"instructions":`...)
+		dst = appendJSONString(dst, string(v.Instructions))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v InitializeResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of InitializeResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v InitializeResult) marshalReference() ([]byte, error) {
+	type plain InitializeResult
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes InputResponseRequestParams (see its //mcp:json rules).
 func (v *InputResponseRequestParams) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1510,6 +2012,54 @@ func (v ListResourcesResult) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes ListRootsRequestParams (see its //mcp:json rules).
+func (v *ListRootsRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if len(v.Meta) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ListRootsRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ListRootsRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ListRootsRequestParams) marshalReference() ([]byte, error) {
+	type plain ListRootsRequestParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes ListRootsResult (see its //mcp:json rules).
 func (v *ListRootsResult) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1643,6 +2193,87 @@ func (v ListToolsResult) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes LoggingMessageNotificationParams (see its //mcp:json rules).
+func (v *LoggingMessageNotificationParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"level":`...)
+	dst = appendJSONString(dst, string(v.Level))
+	if v.Logger != "" {
+		dst = append(dst, `,"logger":`...)
+		dst = appendJSONString(dst, string(v.Logger))
+	}
+	dst = append(dst, `,"data":`...)
+	if dst, err = appendValue(dst, v.Data); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v LoggingMessageNotificationParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of LoggingMessageNotificationParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v LoggingMessageNotificationParams) marshalReference() ([]byte, error) {
+	type plain LoggingMessageNotificationParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes MissingRequiredClientCapabilityData (see its //mcp:json rules).
+func (v *MissingRequiredClientCapabilityData) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"requiredCapabilities":`...)
+	if dst, err = v.RequiredCapabilities.appendJSON(dst); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v MissingRequiredClientCapabilityData) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of MissingRequiredClientCapabilityData through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v MissingRequiredClientCapabilityData) marshalReference() ([]byte, error) {
+	type plain MissingRequiredClientCapabilityData
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes ModelHint (see its //mcp:json rules).
 func (v *ModelHint) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1752,6 +2383,46 @@ func (v ModelPreferences) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes NotificationParams (see its //mcp:json rules).
+func (v *NotificationParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
+			return dst, err
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v NotificationParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of NotificationParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v NotificationParams) marshalReference() ([]byte, error) {
+	type plain NotificationParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes NumberSchema (see its //mcp:json rules).
 func (v *NumberSchema) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1814,6 +2485,109 @@ func (v NumberSchema) marshalReference() ([]byte, error) {
 	if !(v.Type != "") {
 		v.Type = TypeNumber
 	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes PaginatedRequestParams (see its //mcp:json rules).
+func (v *PaginatedRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Cursor != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"cursor":`...)
+		dst = appendJSONString(dst, string(v.Cursor))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v PaginatedRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of PaginatedRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v PaginatedRequestParams) marshalReference() ([]byte, error) {
+	type plain PaginatedRequestParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes ProgressNotificationParams (see its //mcp:json rules).
+func (v *ProgressNotificationParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"progressToken":`...)
+	if dst, err = appendMarshal(dst, v.ProgressToken); err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"progress":`...)
+	if dst, err = appendJSONFloat(dst, float64(v.Progress), 64); err != nil {
+		return dst, err
+	}
+	if v.Total != 0 {
+		dst = append(dst, `,"total":`...)
+		if dst, err = appendJSONFloat(dst, float64(v.Total), 64); err != nil {
+			return dst, err
+		}
+	}
+	if v.Message != "" {
+		dst = append(dst, `,"message":`...)
+		dst = appendJSONString(dst, string(v.Message))
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ProgressNotificationParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ProgressNotificationParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ProgressNotificationParams) marshalReference() ([]byte, error) {
+	type plain ProgressNotificationParams
 	return json.Marshal(plain(v))
 }
 
@@ -2176,6 +2950,46 @@ func (v ReadResourceResult) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes RequestParams (see its //mcp:json rules).
+func (v *RequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v RequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of RequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v RequestParams) marshalReference() ([]byte, error) {
+	type plain RequestParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes Resource (see its //mcp:json rules).
 func (v *Resource) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -2340,6 +3154,47 @@ func (v ResourceLink) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"resource_link"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes ResourceRequestParams (see its //mcp:json rules).
+func (v *ResourceRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ResourceRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ResourceRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ResourceRequestParams) marshalReference() ([]byte, error) {
+	type plain ResourceRequestParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes ResourceTemplate (see its //mcp:json rules).
 func (v *ResourceTemplate) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -2447,6 +3302,47 @@ func (v ResourceTemplateReference) marshalReference() ([]byte, error) {
 	type plain ResourceTemplateReference
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"ref/resource"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes ResourceUpdatedNotificationParams (see its //mcp:json rules).
+func (v *ResourceUpdatedNotificationParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v ResourceUpdatedNotificationParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of ResourceUpdatedNotificationParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v ResourceUpdatedNotificationParams) marshalReference() ([]byte, error) {
+	type plain ResourceUpdatedNotificationParams
+	return json.Marshal(plain(v))
 }
 
 // appendJSON appends v as json.Marshal encodes ResourcesCapability (see its //mcp:json rules).
@@ -2771,6 +3667,47 @@ func (v ServerCapabilities) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes SetLevelRequestParams (see its //mcp:json rules).
+func (v *SetLevelRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"level":`...)
+	dst = appendJSONString(dst, string(v.Level))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SetLevelRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SetLevelRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SetLevelRequestParams) marshalReference() ([]byte, error) {
+	type plain SetLevelRequestParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes StringSchema (see its //mcp:json rules).
 func (v *StringSchema) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -2825,6 +3762,242 @@ func (v StringSchema) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"string"`, b, err)
 }
 
+// appendJSON appends v as json.Marshal encodes SubscribeRequestParams (see its //mcp:json rules).
+func (v *SubscribeRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SubscribeRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SubscribeRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SubscribeRequestParams) marshalReference() ([]byte, error) {
+	type plain SubscribeRequestParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes SubscriptionFilter (see its //mcp:json rules).
+func (v *SubscriptionFilter) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.ToolsListChanged {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"toolsListChanged":`...)
+		dst = strconv.AppendBool(dst, bool(v.ToolsListChanged))
+	}
+	if v.PromptsListChanged {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"promptsListChanged":`...)
+		dst = strconv.AppendBool(dst, bool(v.PromptsListChanged))
+	}
+	if v.ResourcesListChanged {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resourcesListChanged":`...)
+		dst = strconv.AppendBool(dst, bool(v.ResourcesListChanged))
+	}
+	if len(v.ResourceSubscriptions) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resourceSubscriptions":`...)
+		dst = append(dst, '[')
+		for i1 := range v.ResourceSubscriptions {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.ResourceSubscriptions[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SubscriptionFilter) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SubscriptionFilter through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SubscriptionFilter) marshalReference() ([]byte, error) {
+	type plain SubscriptionFilter
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes SubscriptionsAcknowledgedNotificationParams (see its //mcp:json rules).
+func (v *SubscriptionsAcknowledgedNotificationParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"notifications":`...)
+	if dst, err = (&v.Notifications).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SubscriptionsAcknowledgedNotificationParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SubscriptionsAcknowledgedNotificationParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SubscriptionsAcknowledgedNotificationParams) marshalReference() ([]byte, error) {
+	type plain SubscriptionsAcknowledgedNotificationParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes SubscriptionsListenRequestParams (see its //mcp:json rules).
+func (v *SubscriptionsListenRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"notifications":`...)
+	if dst, err = (&v.Notifications).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SubscriptionsListenRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SubscriptionsListenRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SubscriptionsListenRequestParams) marshalReference() ([]byte, error) {
+	type plain SubscriptionsListenRequestParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes SubscriptionsListenResult (see its //mcp:json rules).
+func (v *SubscriptionsListenResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.Result.ResultType))
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v SubscriptionsListenResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of SubscriptionsListenResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v SubscriptionsListenResult) marshalReference() ([]byte, error) {
+	type plain SubscriptionsListenResult
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes TextContent (see its //mcp:json rules).
 func (v *TextContent) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -2875,6 +4048,99 @@ func (v TextContent) marshalReference() ([]byte, error) {
 	type plain TextContent
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"text"`, b, err)
+}
+
+// appendJSON appends v as json.Marshal encodes TextResourceContents (see its //mcp:json rules).
+func (v *TextResourceContents) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"uri":`...)
+	dst = appendJSONString(dst, string(v.URI))
+	if v.MIMEType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = appendJSONString(dst, string(v.MIMEType))
+	}
+	dst = append(dst, `,"text":`...)
+	dst = appendJSONString(dst, string(v.Text))
+	if len(v.Meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v TextResourceContents) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of TextResourceContents through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v TextResourceContents) marshalReference() ([]byte, error) {
+	type plain TextResourceContents
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes TitledEnumItems (see its //mcp:json rules).
+func (v *TitledEnumItems) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"anyOf":`...)
+	if v.AnyOf == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.AnyOf {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = (&v.AnyOf[i1]).appendJSON(dst); err != nil {
+				return dst, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v TitledEnumItems) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of TitledEnumItems through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v TitledEnumItems) marshalReference() ([]byte, error) {
+	type plain TitledEnumItems
+	return json.Marshal(plain(v))
 }
 
 // appendJSON appends v as json.Marshal encodes TitledSingleSelectEnumSchema (see its //mcp:json rules).
@@ -3303,6 +4569,49 @@ func (v ToolsCapability) MarshalJSON() ([]byte, error) {
 // appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
 func (v ToolsCapability) marshalReference() ([]byte, error) {
 	type plain ToolsCapability
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes UnsupportedProtocolVersionData (see its //mcp:json rules).
+func (v *UnsupportedProtocolVersionData) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"supported":`...)
+	if v.Supported == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i1 := range v.Supported {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Supported[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"requested":`...)
+	dst = appendJSONString(dst, string(v.Requested))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v UnsupportedProtocolVersionData) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of UnsupportedProtocolVersionData through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v UnsupportedProtocolVersionData) marshalReference() ([]byte, error) {
+	type plain UnsupportedProtocolVersionData
 	return json.Marshal(plain(v))
 }
 

@@ -12,6 +12,8 @@ import "github.com/parley-mcp/parley/internal/jsontext"
 
 // InitializeRequestParams are the params of initialize, the first request
 // of a legacy session.
+//
+//mcp:json
 type InitializeRequestParams struct {
 	// Meta is the request's _meta (a progress token at most).
 	Meta *RequestMetaObject `json:"_meta,omitempty"`
@@ -29,6 +31,8 @@ func (p *InitializeRequestParams) RequestMeta() *RequestMetaObject { return requ
 
 // InitializeResult is the server's answer to initialize: the version the
 // session speaks and what the server offers.
+//
+//mcp:json
 type InitializeResult struct {
 	Result
 	// ProtocolVersion is the version the session speaks. A client that
@@ -44,6 +48,8 @@ type InitializeResult struct {
 
 // SetLevelRequestParams are the params of logging/setLevel: from now on,
 // send the session notifications/message at Level and above.
+//
+//mcp:json
 type SetLevelRequestParams struct {
 	// Meta is the request's _meta (a progress token at most).
 	Meta *RequestMetaObject `json:"_meta,omitempty"`
@@ -56,6 +62,8 @@ func (p *SetLevelRequestParams) RequestMeta() *RequestMetaObject { return reques
 
 // SubscribeRequestParams are the params of resources/subscribe and
 // resources/unsubscribe.
+//
+//mcp:json
 type SubscribeRequestParams struct {
 	// Meta is the request's _meta (a progress token at most).
 	Meta *RequestMetaObject `json:"_meta,omitempty"`

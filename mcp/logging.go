@@ -55,6 +55,8 @@ func ParseLoggingLevel(s string) (LoggingLevel, error) {
 }
 
 // LoggingMessageNotificationParams are the params of notifications/message.
+//
+//mcp:json
 type LoggingMessageNotificationParams struct {
 	// Meta is the notification's _meta (the subscription id on a listen
 	// stream), if any.

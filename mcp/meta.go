@@ -188,6 +188,8 @@ func (m *NotificationMetaObject) IsZero() bool {
 // such as server/discover. Every params type has the same Meta field and
 // the [AnyRequestParams] method, so that a client can stamp _meta on any
 // request in one place.
+//
+//mcp:json
 type RequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may
@@ -215,6 +217,8 @@ type AnyRequestParams interface {
 // NotificationParams are the params of a notification that has nothing
 // but _meta, such as the list_changed notifications. Every notification
 // params type has the same Meta field.
+//
+//mcp:json
 type NotificationParams struct {
 	// Meta is the notification's _meta (the subscription id on a listen
 	// stream), if any.

@@ -4,6 +4,8 @@ package mcp
 // the sender no longer wants the answer to a request (on stdio; over HTTP a
 // client cancels by closing the request's stream). A server also sends it to
 // end a subscriptions/listen stream on stdio.
+//
+//mcp:json
 type CancelledNotificationParams struct {
 	// Meta is the notification's _meta (the subscription id on a listen
 	// stream), if any.
@@ -15,6 +17,8 @@ type CancelledNotificationParams struct {
 }
 
 // ProgressNotificationParams are the params of notifications/progress.
+//
+//mcp:json
 type ProgressNotificationParams struct {
 	// Meta is the notification's _meta (the subscription id on a listen
 	// stream), if any.
@@ -32,6 +36,8 @@ type ProgressNotificationParams struct {
 
 // ResourceUpdatedNotificationParams are the params of
 // notifications/resources/updated.
+//
+//mcp:json
 type ResourceUpdatedNotificationParams struct {
 	// Meta is the notification's _meta (the subscription id on a listen
 	// stream), if any.

@@ -61,6 +61,8 @@ type ResourceContents interface {
 }
 
 // TextResourceContents is the contents of a text resource.
+//
+//mcp:json
 type TextResourceContents struct {
 	// URI identifies the resource.
 	URI string `json:"uri"`
@@ -73,6 +75,8 @@ type TextResourceContents struct {
 }
 
 // BlobResourceContents is the contents of a binary resource.
+//
+//mcp:json
 type BlobResourceContents struct {
 	// URI identifies the resource.
 	URI string `json:"uri"`
@@ -98,6 +102,8 @@ func (*BlobResourceContents) isResourceContents() {}
 var ErrUnknownResourceContents = errors.New("mcp: resource contents have neither text nor blob")
 
 // ResourceRequestParams are the params of a request about one resource.
+//
+//mcp:json
 type ResourceRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may
@@ -190,6 +196,8 @@ type ListResourceTemplatesResult struct {
 }
 
 // PaginatedRequestParams are the params of the list methods.
+//
+//mcp:json
 type PaginatedRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may

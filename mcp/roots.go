@@ -13,6 +13,8 @@ type ListRootsRequest struct {
 }
 
 // ListRootsRequestParams are the optional params of roots/list.
+//
+//mcp:json
 type ListRootsRequestParams struct {
 	// Meta is the params' _meta.
 	Meta MetaObject `json:"_meta,omitempty"`

@@ -189,6 +189,8 @@ const (
 // CreateMessageResult is the client's answer to a sampling request: the
 // sampled message. Under 2026-07-28 it travels in inputResponses and is not
 // a Result (it has no resultType).
+//
+//mcp:json
 type CreateMessageResult struct {
 	// Role is who sent the message, normally assistant.
 	Role Role `json:"role"`

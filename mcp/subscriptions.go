@@ -7,6 +7,8 @@ package mcp
 
 // SubscriptionFilter names the notifications a subscriber wants. Everything
 // is opt-in: a server sends nothing that is not asked for.
+//
+//mcp:json
 type SubscriptionFilter struct {
 	// ToolsListChanged asks for notifications/tools/list_changed.
 	ToolsListChanged bool `json:"toolsListChanged,omitempty"`
@@ -20,6 +22,8 @@ type SubscriptionFilter struct {
 }
 
 // SubscriptionsListenRequestParams are the params of subscriptions/listen.
+//
+//mcp:json
 type SubscriptionsListenRequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may
@@ -37,6 +41,8 @@ func (p *SubscriptionsListenRequestParams) RequestMeta() *RequestMetaObject {
 // SubscriptionsAcknowledgedNotificationParams are the params of
 // notifications/subscriptions/acknowledged, the first message of a
 // subscription: the part of the filter the server honours.
+//
+//mcp:json
 type SubscriptionsAcknowledgedNotificationParams struct {
 	// Meta is the notification's _meta (the subscription id on a listen
 	// stream), if any.
@@ -47,6 +53,8 @@ type SubscriptionsAcknowledgedNotificationParams struct {
 
 // SubscriptionsListenResult ends a subscriptions/listen stream gracefully.
 // Its _meta carries the subscription id (Meta.SubscriptionID).
+//
+//mcp:json
 type SubscriptionsListenResult struct {
 	Result
 }

@@ -152,6 +152,26 @@ func generate(dir, out string) (src, list []byte, err error) {
 		}
 	}
 	slices.SortFunc(gens, func(a, b *gen) int { return strings.Compare(a.name, b.name) })
+	// A generated MarshalJSON on an embedded type would be promoted to
+	// the struct that embeds it, and encoding/json would then write the
+	// whole struct as the embedded part: refuse it.
+	for _, name := range pkg.Scope().Names() {
+		st, ok := pkg.Scope().Lookup(name).Type().Underlying().(*types.Struct)
+		if !ok {
+			continue
+		}
+		for i := range st.NumFields() {
+			f := st.Field(i)
+			if !f.Embedded() {
+				continue
+			}
+			for _, g := range gens {
+				if types.TypeString(f.Type(), nil) == types.TypeString(pkg.Scope().Lookup(g.name).Type(), nil) {
+					return nil, nil, fmt.Errorf("%s: //mcp:json on a type that %s embeds", g.name, name)
+				}
+			}
+		}
+	}
 	generated := map[string]bool{}
 	for _, g := range gens {
 		generated[g.name] = true
