@@ -49,7 +49,7 @@ type CompleteReference interface {
 
 // PromptReference names a prompt. It writes its own "type":"ref/prompt".
 //
-//mcp:json type=ref/prompt
+//mcp:json type=ref/prompt unknown=ErrUnknownReference
 type PromptReference struct {
 	// Name is the prompt's name.
 	Name string `json:"name"`
@@ -60,7 +60,7 @@ type PromptReference struct {
 // ResourceTemplateReference names a resource template. It writes its own
 // "type":"ref/resource".
 //
-//mcp:json type=ref/resource
+//mcp:json type=ref/resource unknown=ErrUnknownReference
 type ResourceTemplateReference struct {
 	// URI is the template, such as "file:///{path}".
 	URI string `json:"uri"`

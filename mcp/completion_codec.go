@@ -29,20 +29,6 @@ func (p *CompleteRequestParams) UnmarshalJSON(data []byte) error {
 	return err
 }
 
-// UnmarshalJSON decodes the reference, rejecting any other "type".
-func (r *PromptReference) UnmarshalJSON(data []byte) error {
-	type plain PromptReference
-	*r = PromptReference{}
-	return unmarshalTagged(data, "ref/prompt", (*plain)(r), ErrUnknownReference)
-}
-
-// UnmarshalJSON decodes the reference, rejecting any other "type".
-func (r *ResourceTemplateReference) UnmarshalJSON(data []byte) error {
-	type plain ResourceTemplateReference
-	*r = ResourceTemplateReference{}
-	return unmarshalTagged(data, "ref/resource", (*plain)(r), ErrUnknownReference)
-}
-
 // DecodeCompleteReference decodes a completion reference by its "type".
 func DecodeCompleteReference(data []byte) (CompleteReference, error) {
 	typ, _, err := peekString(data, "type")

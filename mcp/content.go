@@ -29,7 +29,7 @@ type TextContent struct {
 
 // ImageContent is an image.
 //
-//mcp:json type=image
+//mcp:json type=image unknown=ErrUnknownContentType
 type ImageContent struct {
 	// Data is the image; it travels base64-encoded.
 	Data []byte `json:"data"`
@@ -43,7 +43,7 @@ type ImageContent struct {
 
 // AudioContent is a sound.
 //
-//mcp:json type=audio
+//mcp:json type=audio unknown=ErrUnknownContentType
 type AudioContent struct {
 	// Data is the audio; it travels base64-encoded.
 	Data []byte `json:"data"`
@@ -58,7 +58,7 @@ type AudioContent struct {
 // ResourceLink points to a resource the client may read; unlike
 // [EmbeddedResource] it does not carry the contents.
 //
-//mcp:json type=resource_link
+//mcp:json type=resource_link unknown=ErrUnknownContentType
 type ResourceLink struct {
 	// URI identifies the resource.
 	URI string `json:"uri"`

@@ -106,27 +106,6 @@ func (c *TextContent) decode(data []byte, a *strArena) error {
 	return fieldErr
 }
 
-// UnmarshalJSON decodes an image block, rejecting any other "type".
-func (c *ImageContent) UnmarshalJSON(data []byte) error {
-	type plain ImageContent
-	*c = ImageContent{}
-	return unmarshalTagged(data, "image", (*plain)(c), ErrUnknownContentType)
-}
-
-// UnmarshalJSON decodes an audio block, rejecting any other "type".
-func (c *AudioContent) UnmarshalJSON(data []byte) error {
-	type plain AudioContent
-	*c = AudioContent{}
-	return unmarshalTagged(data, "audio", (*plain)(c), ErrUnknownContentType)
-}
-
-// UnmarshalJSON decodes a resource link, rejecting any other "type".
-func (c *ResourceLink) UnmarshalJSON(data []byte) error {
-	type plain ResourceLink
-	*c = ResourceLink{}
-	return unmarshalTagged(data, "resource_link", (*plain)(c), ErrUnknownContentType)
-}
-
 // MarshalJSON writes the block with "type":"resource".
 func (c EmbeddedResource) MarshalJSON() ([]byte, error) {
 	type plain EmbeddedResource

@@ -233,7 +233,7 @@ const (
 
 // StringSchema is a free-text field.
 //
-//mcp:json type=string
+//mcp:json type=string unknown=ErrUnknownSchemaType
 type StringSchema struct {
 	// Title is the field's label.
 	Title string `json:"title,omitempty"`
@@ -278,7 +278,7 @@ type NumberSchema struct {
 
 // BooleanSchema is a yes/no field.
 //
-//mcp:json type=boolean
+//mcp:json type=boolean unknown=ErrUnknownSchemaType
 type BooleanSchema struct {
 	// Title is the field's label.
 	Title string `json:"title,omitempty"`
@@ -300,7 +300,7 @@ type EnumOption struct {
 
 // UntitledSingleSelectEnumSchema picks one of Enum, shown as is.
 //
-//mcp:json type=string nonnil=Enum
+//mcp:json type=string nonnil=Enum unknown=ErrUnknownSchemaType
 type UntitledSingleSelectEnumSchema struct {
 	Title       string   `json:"title,omitempty"`       // the field's label
 	Description string   `json:"description,omitempty"` // explains the field
@@ -310,7 +310,7 @@ type UntitledSingleSelectEnumSchema struct {
 
 // TitledSingleSelectEnumSchema picks one of OneOf, shown by title.
 //
-//mcp:json type=string nonnil=OneOf
+//mcp:json type=string nonnil=OneOf unknown=ErrUnknownSchemaType
 type TitledSingleSelectEnumSchema struct {
 	Title       string       `json:"title,omitempty"`       // the field's label
 	Description string       `json:"description,omitempty"` // explains the field
@@ -321,21 +321,21 @@ type TitledSingleSelectEnumSchema struct {
 // UntitledEnumItems are the items of an untitled multi-select: strings from
 // Enum. They write their own "type":"string".
 //
-//mcp:json type=string nonnil=Enum
+//mcp:json type=string nonnil=Enum unknown=ErrUnknownSchemaType
 type UntitledEnumItems struct {
 	Enum []string `json:"enum"` // the values to pick from
 }
 
 // TitledEnumItems are the items of a titled multi-select.
 //
-//mcp:json
+//mcp:json nonnil=AnyOf
 type TitledEnumItems struct {
 	AnyOf []EnumOption `json:"anyOf"` // the values to pick from, with labels
 }
 
 // UntitledMultiSelectEnumSchema picks several of Items.Enum, shown as is.
 //
-//mcp:json type=array
+//mcp:json type=array unknown=ErrUnknownSchemaType
 type UntitledMultiSelectEnumSchema struct {
 	Title       string            `json:"title,omitempty"`       // the field's label
 	Description string            `json:"description,omitempty"` // explains the field
@@ -346,6 +346,8 @@ type UntitledMultiSelectEnumSchema struct {
 }
 
 // TitledMultiSelectEnumSchema picks several of Items.AnyOf, shown by title.
+//
+//mcp:json type=array unknown=ErrUnknownSchemaType
 type TitledMultiSelectEnumSchema struct {
 	Title       string          `json:"title,omitempty"`       // the field's label
 	Description string          `json:"description,omitempty"` // explains the field
@@ -358,7 +360,7 @@ type TitledMultiSelectEnumSchema struct {
 // LegacyTitledEnumSchema is the deprecated titled single-select: labels in
 // EnumNames, parallel to Enum. Use TitledSingleSelectEnumSchema instead.
 //
-//mcp:json type=string nonnil=Enum
+//mcp:json type=string nonnil=Enum unknown=ErrUnknownSchemaType
 type LegacyTitledEnumSchema struct {
 	Title       string   `json:"title,omitempty"`       // the field's label
 	Description string   `json:"description,omitempty"` // explains the field

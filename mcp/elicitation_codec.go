@@ -117,25 +117,11 @@ func (m *primitiveSchemaMap) UnmarshalJSON(data []byte) error {
 	return it.Err
 }
 
-// UnmarshalJSON decodes the items, rejecting any other "type".
-func (i *UntitledEnumItems) UnmarshalJSON(data []byte) error {
-	type plain UntitledEnumItems
-	*i = UntitledEnumItems{}
-	return unmarshalTagged(data, "string", (*plain)(i), ErrUnknownSchemaType)
-}
-
 const (
 	typeString  = `"type":"string"`
 	typeBoolean = `"type":"boolean"`
 	typeArray   = `"type":"array"`
 )
-
-// UnmarshalJSON decodes the schema, rejecting any other "type".
-func (s *StringSchema) UnmarshalJSON(data []byte) error {
-	type plain StringSchema
-	*s = StringSchema{}
-	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
-}
 
 // UnmarshalJSON decodes the schema, rejecting types other than number and
 // integer.
@@ -149,58 +135,6 @@ func (s *NumberSchema) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("mcp: number schema of type %q: %w", s.Type, ErrUnknownSchemaType)
 	}
 	return nil
-}
-
-// UnmarshalJSON decodes the schema, rejecting any other "type".
-func (s *BooleanSchema) UnmarshalJSON(data []byte) error {
-	type plain BooleanSchema
-	*s = BooleanSchema{}
-	return unmarshalTagged(data, "boolean", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// UnmarshalJSON decodes the schema, rejecting any other "type".
-func (s *UntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	type plain UntitledSingleSelectEnumSchema
-	*s = UntitledSingleSelectEnumSchema{}
-	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// UnmarshalJSON decodes the schema, rejecting any other "type".
-func (s *TitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	type plain TitledSingleSelectEnumSchema
-	*s = TitledSingleSelectEnumSchema{}
-	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// UnmarshalJSON decodes the schema, rejecting any other "type".
-func (s *UntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	type plain UntitledMultiSelectEnumSchema
-	*s = UntitledMultiSelectEnumSchema{}
-	return unmarshalTagged(data, "array", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// MarshalJSON writes the schema with "type":"array".
-func (s TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
-	type plain TitledMultiSelectEnumSchema
-	if s.Items.AnyOf == nil {
-		s.Items.AnyOf = []EnumOption{}
-	}
-	b, err := json.Marshal(plain(s))
-	return prependMember(typeArray, b, err)
-}
-
-// UnmarshalJSON decodes the schema, rejecting any other "type".
-func (s *TitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
-	type plain TitledMultiSelectEnumSchema
-	*s = TitledMultiSelectEnumSchema{}
-	return unmarshalTagged(data, "array", (*plain)(s), ErrUnknownSchemaType)
-}
-
-// UnmarshalJSON decodes the schema, rejecting any other "type".
-func (s *LegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
-	type plain LegacyTitledEnumSchema
-	*s = LegacyTitledEnumSchema{}
-	return unmarshalTagged(data, "string", (*plain)(s), ErrUnknownSchemaType)
 }
 
 // DecodePrimitiveSchemaDefinition decodes one form field schema, choosing

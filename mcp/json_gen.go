@@ -132,6 +132,14 @@ func (v AudioContent) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"audio"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "audio"; another type is an error matching ErrUnknownContentType.
+func (v *AudioContent) UnmarshalJSON(data []byte) error {
+	type plain AudioContent
+	*v = AudioContent{}
+	return unmarshalTagged(data, "audio", (*plain)(v), ErrUnknownContentType)
+}
+
 // appendJSON appends v as json.Marshal encodes BlobResourceContents (see its //mcp:json rules).
 func (v *BlobResourceContents) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -228,6 +236,14 @@ func (v BooleanSchema) marshalReference() ([]byte, error) {
 	type plain BooleanSchema
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"boolean"`, b, err)
+}
+
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "boolean"; another type is an error matching ErrUnknownSchemaType.
+func (v *BooleanSchema) UnmarshalJSON(data []byte) error {
+	type plain BooleanSchema
+	*v = BooleanSchema{}
+	return unmarshalTagged(data, "boolean", (*plain)(v), ErrUnknownSchemaType)
 }
 
 // appendJSON appends v as json.Marshal encodes CallToolRequestParams (see its //mcp:json rules).
@@ -1494,6 +1510,14 @@ func (v ImageContent) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"image"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "image"; another type is an error matching ErrUnknownContentType.
+func (v *ImageContent) UnmarshalJSON(data []byte) error {
+	type plain ImageContent
+	*v = ImageContent{}
+	return unmarshalTagged(data, "image", (*plain)(v), ErrUnknownContentType)
+}
+
 // appendJSON appends v as json.Marshal encodes Implementation (see its //mcp:json rules).
 func (v *Implementation) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1791,6 +1815,14 @@ func (v LegacyTitledEnumSchema) marshalReference() ([]byte, error) {
 	}
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"string"`, b, err)
+}
+
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "string"; another type is an error matching ErrUnknownSchemaType.
+func (v *LegacyTitledEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain LegacyTitledEnumSchema
+	*v = LegacyTitledEnumSchema{}
+	return unmarshalTagged(data, "string", (*plain)(v), ErrUnknownSchemaType)
 }
 
 // appendJSON appends v as json.Marshal encodes ListPromptsResult (see its //mcp:json rules).
@@ -2781,6 +2813,14 @@ func (v PromptReference) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"ref/prompt"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "ref/prompt"; another type is an error matching ErrUnknownReference.
+func (v *PromptReference) UnmarshalJSON(data []byte) error {
+	type plain PromptReference
+	*v = PromptReference{}
+	return unmarshalTagged(data, "ref/prompt", (*plain)(v), ErrUnknownReference)
+}
+
 // appendJSON appends v as json.Marshal encodes PromptsCapability (see its //mcp:json rules).
 func (v *PromptsCapability) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -3154,6 +3194,14 @@ func (v ResourceLink) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"resource_link"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "resource_link"; another type is an error matching ErrUnknownContentType.
+func (v *ResourceLink) UnmarshalJSON(data []byte) error {
+	type plain ResourceLink
+	*v = ResourceLink{}
+	return unmarshalTagged(data, "resource_link", (*plain)(v), ErrUnknownContentType)
+}
+
 // appendJSON appends v as json.Marshal encodes ResourceRequestParams (see its //mcp:json rules).
 func (v *ResourceRequestParams) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -3302,6 +3350,14 @@ func (v ResourceTemplateReference) marshalReference() ([]byte, error) {
 	type plain ResourceTemplateReference
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"ref/resource"`, b, err)
+}
+
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "ref/resource"; another type is an error matching ErrUnknownReference.
+func (v *ResourceTemplateReference) UnmarshalJSON(data []byte) error {
+	type plain ResourceTemplateReference
+	*v = ResourceTemplateReference{}
+	return unmarshalTagged(data, "ref/resource", (*plain)(v), ErrUnknownReference)
 }
 
 // appendJSON appends v as json.Marshal encodes ResourceUpdatedNotificationParams (see its //mcp:json rules).
@@ -3762,6 +3818,14 @@ func (v StringSchema) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"string"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "string"; another type is an error matching ErrUnknownSchemaType.
+func (v *StringSchema) UnmarshalJSON(data []byte) error {
+	type plain StringSchema
+	*v = StringSchema{}
+	return unmarshalTagged(data, "string", (*plain)(v), ErrUnknownSchemaType)
+}
+
 // appendJSON appends v as json.Marshal encodes SubscribeRequestParams (see its //mcp:json rules).
 func (v *SubscribeRequestParams) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -4109,7 +4173,7 @@ func (v *TitledEnumItems) appendJSON(dst []byte) ([]byte, error) {
 	_ = err
 	dst = append(dst, `{"anyOf":`...)
 	if v.AnyOf == nil {
-		dst = append(dst, "null"...)
+		dst = append(dst, "[]"...)
 	} else {
 		dst = append(dst, '[')
 		for i1 := range v.AnyOf {
@@ -4140,7 +4204,79 @@ func (v TitledEnumItems) MarshalJSON() ([]byte, error) {
 // appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
 func (v TitledEnumItems) marshalReference() ([]byte, error) {
 	type plain TitledEnumItems
+	if v.AnyOf == nil {
+		v.AnyOf = []EnumOption{}
+	}
 	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes TitledMultiSelectEnumSchema (see its //mcp:json rules).
+func (v *TitledMultiSelectEnumSchema) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	dst = append(dst, `{"type":"array"`...)
+	if v.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendJSONString(dst, string(v.Title))
+	}
+	if v.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, string(v.Description))
+	}
+	if v.MinItems != nil {
+		dst = append(dst, `,"minItems":`...)
+		dst = strconv.AppendInt(dst, int64((*v.MinItems)), 10)
+	}
+	if v.MaxItems != nil {
+		dst = append(dst, `,"maxItems":`...)
+		dst = strconv.AppendInt(dst, int64((*v.MaxItems)), 10)
+	}
+	dst = append(dst, `,"items":`...)
+	if dst, err = (&v.Items).appendJSON(dst); err != nil {
+		return dst, err
+	}
+	if len(v.Default) > 0 {
+		dst = append(dst, `,"default":`...)
+		dst = append(dst, '[')
+		for i1 := range v.Default {
+			if i1 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.Default[i1]))
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v TitledMultiSelectEnumSchema) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of TitledMultiSelectEnumSchema through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v TitledMultiSelectEnumSchema) marshalReference() ([]byte, error) {
+	type plain TitledMultiSelectEnumSchema
+	b, err := json.Marshal(plain(v))
+	return prependMember(`"type":"array"`, b, err)
+}
+
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "array"; another type is an error matching ErrUnknownSchemaType.
+func (v *TitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain TitledMultiSelectEnumSchema
+	*v = TitledMultiSelectEnumSchema{}
+	return unmarshalTagged(data, "array", (*plain)(v), ErrUnknownSchemaType)
 }
 
 // appendJSON appends v as json.Marshal encodes TitledSingleSelectEnumSchema (see its //mcp:json rules).
@@ -4201,6 +4337,14 @@ func (v TitledSingleSelectEnumSchema) marshalReference() ([]byte, error) {
 	}
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"string"`, b, err)
+}
+
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "string"; another type is an error matching ErrUnknownSchemaType.
+func (v *TitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain TitledSingleSelectEnumSchema
+	*v = TitledSingleSelectEnumSchema{}
+	return unmarshalTagged(data, "string", (*plain)(v), ErrUnknownSchemaType)
 }
 
 // appendJSON appends v as json.Marshal encodes Tool (see its //mcp:json rules).
@@ -4534,6 +4678,14 @@ func (v ToolUseContent) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"tool_use"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "tool_use"; another type is an error matching ErrUnknownContentType.
+func (v *ToolUseContent) UnmarshalJSON(data []byte) error {
+	type plain ToolUseContent
+	*v = ToolUseContent{}
+	return unmarshalTagged(data, "tool_use", (*plain)(v), ErrUnknownContentType)
+}
+
 // appendJSON appends v as json.Marshal encodes ToolsCapability (see its //mcp:json rules).
 func (v *ToolsCapability) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -4661,6 +4813,14 @@ func (v UntitledEnumItems) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"string"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "string"; another type is an error matching ErrUnknownSchemaType.
+func (v *UntitledEnumItems) UnmarshalJSON(data []byte) error {
+	type plain UntitledEnumItems
+	*v = UntitledEnumItems{}
+	return unmarshalTagged(data, "string", (*plain)(v), ErrUnknownSchemaType)
+}
+
 // appendJSON appends v as json.Marshal encodes UntitledMultiSelectEnumSchema (see its //mcp:json rules).
 func (v *UntitledMultiSelectEnumSchema) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -4722,6 +4882,14 @@ func (v UntitledMultiSelectEnumSchema) marshalReference() ([]byte, error) {
 	return prependMember(`"type":"array"`, b, err)
 }
 
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "array"; another type is an error matching ErrUnknownSchemaType.
+func (v *UntitledMultiSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain UntitledMultiSelectEnumSchema
+	*v = UntitledMultiSelectEnumSchema{}
+	return unmarshalTagged(data, "array", (*plain)(v), ErrUnknownSchemaType)
+}
+
 // appendJSON appends v as json.Marshal encodes UntitledSingleSelectEnumSchema (see its //mcp:json rules).
 func (v *UntitledSingleSelectEnumSchema) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -4778,4 +4946,12 @@ func (v UntitledSingleSelectEnumSchema) marshalReference() ([]byte, error) {
 	}
 	b, err := json.Marshal(plain(v))
 	return prependMember(`"type":"string"`, b, err)
+}
+
+// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that
+// "type", when present, is "string"; another type is an error matching ErrUnknownSchemaType.
+func (v *UntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
+	type plain UntitledSingleSelectEnumSchema
+	*v = UntitledSingleSelectEnumSchema{}
+	return unmarshalTagged(data, "string", (*plain)(v), ErrUnknownSchemaType)
 }

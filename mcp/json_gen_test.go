@@ -83,6 +83,7 @@ var generatedTypes = []generatedType{
 	{reflect.TypeFor[TextContent](), func(v any) ([]byte, error) { return v.(*TextContent).marshalReference() }},
 	{reflect.TypeFor[TextResourceContents](), func(v any) ([]byte, error) { return v.(*TextResourceContents).marshalReference() }},
 	{reflect.TypeFor[TitledEnumItems](), func(v any) ([]byte, error) { return v.(*TitledEnumItems).marshalReference() }},
+	{reflect.TypeFor[TitledMultiSelectEnumSchema](), func(v any) ([]byte, error) { return v.(*TitledMultiSelectEnumSchema).marshalReference() }},
 	{reflect.TypeFor[TitledSingleSelectEnumSchema](), func(v any) ([]byte, error) { return v.(*TitledSingleSelectEnumSchema).marshalReference() }},
 	{reflect.TypeFor[Tool](), func(v any) ([]byte, error) { return v.(*Tool).marshalReference() }},
 	{reflect.TypeFor[ToolAnnotations](), func(v any) ([]byte, error) { return v.(*ToolAnnotations).marshalReference() }},

@@ -148,7 +148,7 @@ type SamplingContent []SamplingMessageContentBlock
 
 // ToolUseContent is a model's request to call a tool, in sampling.
 //
-//mcp:json type=tool_use nonnil=Input
+//mcp:json type=tool_use nonnil=Input unknown=ErrUnknownContentType
 type ToolUseContent struct {
 	// ID identifies this tool use; a ToolResultContent refers to it.
 	ID string `json:"id"`

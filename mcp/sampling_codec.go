@@ -97,13 +97,6 @@ func (c *SamplingContent) UnmarshalJSON(data []byte) error {
 	}
 }
 
-// UnmarshalJSON decodes a tool-use block, rejecting any other "type".
-func (c *ToolUseContent) UnmarshalJSON(data []byte) error {
-	type plain ToolUseContent
-	*c = ToolUseContent{}
-	return unmarshalTagged(data, "tool_use", (*plain)(c), ErrUnknownContentType)
-}
-
 // UnmarshalJSON decodes a tool-result block, rejecting any other "type".
 func (c *ToolResultContent) UnmarshalJSON(data []byte) error {
 	type plain ToolResultContent

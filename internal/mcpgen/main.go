@@ -7,7 +7,7 @@
 //
 // A struct type opts in with a directive line in its doc comment:
 //
-//	//mcp:json [type=VALUE] [nonnil=Field,...] [present=Field:FlagField] [default=Field:varName]
+//	//mcp:json [type=VALUE [unknown=ErrSentinel]] [const=member:VALUE] [nonnil=Field,...] [present=Field:FlagField] [default=Field:expr]
 //
 // and gets two methods in mcp/json_gen.go: appendJSON, which appends
 // exactly the bytes json.Marshal writes for the type under those rules,
@@ -16,11 +16,16 @@
 // appendJSON fails (so that errors read as encoding/json's). The rules:
 //
 //   - type=VALUE writes "type":VALUE as the first member, the
-//     discriminator of a union's member;
+//     discriminator of a union's member, and const=member:VALUE another
+//     member so (as "mode":"url");
+//   - unknown=ErrSentinel (with type=) also writes UnmarshalJSON: the
+//     struct decoded as encoding/json decodes it, after checking that a
+//     "type" member, when present, holds VALUE, and an error matching
+//     ErrSentinel when it does not;
 //   - nonnil=F writes a nil slice or map in F as [] or {} instead of null;
 //   - present=F:G writes F (a string with omitempty) also when it is empty
 //     and the bool field G is set, as requestState's ForceRequestState;
-//   - default=F:v writes the package variable v (raw JSON) when F is empty.
+//   - default=F:expr writes expr (of F's type) when F is empty.
 //
 // Fields follow encoding/json: declaration order, embedded structs
 // flattened, the tag's name and omitempty. A field of a kind the generator
@@ -81,6 +86,7 @@ type rules struct {
 	nonnil   map[string]bool   // fields written as [] or {} when nil
 	present  map[string]string // field -> the bool field that makes it present
 	defaults map[string]string // field -> the variable written when empty
+	unknown  string            // the sentinel a decoded "type" other than typ matches, or ""
 }
 
 // gen is one generated type.
@@ -249,6 +255,8 @@ func newGen(pkg *types.Package, name, dir string) (*gen, error) {
 				return nil, fmt.Errorf("option %q: want present=Field:FlagField", opt)
 			}
 			g.rules.present[f] = flag
+		case "unknown":
+			g.rules.unknown = v
 		case "default":
 			f, v, ok := strings.Cut(v, ":")
 			if !ok {
@@ -271,6 +279,9 @@ func newGen(pkg *types.Package, name, dir string) (*gen, error) {
 			return nil, fmt.Errorf("member %q is declared twice", f.name)
 		}
 		seen[f.name] = true
+	}
+	if g.rules.unknown != "" && g.rules.constKey != "type" {
+		return nil, fmt.Errorf("unknown= needs type=")
 	}
 	if g.rules.constKey != "" && seen[g.rules.constKey] {
 		return nil, fmt.Errorf("a constant member %s and a field of that name", g.rules.constKey)
@@ -485,6 +496,15 @@ func (w *writer) gen(g *gen) error {
 		w.p("return %s", body)
 	}
 	w.p("}")
+	if g.rules.unknown != "" {
+		w.p("\n// UnmarshalJSON decodes v as encoding/json decodes the struct, after checking that")
+		w.p("// \"type\", when present, is %s; another type is an error matching %s.", mustJSON(g.rules.typ), g.rules.unknown)
+		w.p("func (v *%s) UnmarshalJSON(data []byte) error {", g.name)
+		w.p("type plain %s", g.name)
+		w.p("*v = %s{}", g.name)
+		w.p("return unmarshalTagged(data, %s, (*plain)(v), %s)", mustJSON(g.rules.typ), g.rules.unknown)
+		w.p("}")
+	}
 	return nil
 }
 
