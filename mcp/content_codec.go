@@ -13,13 +13,8 @@ import (
 
 // The discriminator members the variants write.
 const (
-	typeText         = `"type":"text"`
-	typeImage        = `"type":"image"`
-	typeAudio        = `"type":"audio"`
-	typeResourceLink = `"type":"resource_link"`
-	typeResource     = `"type":"resource"`
-	typeToolUse      = `"type":"tool_use"`
-	typeToolResult   = `"type":"tool_result"`
+	typeText     = `"type":"text"`
+	typeResource = `"type":"resource"`
 )
 
 // UnmarshalJSON decodes a text block, rejecting any other "type".

@@ -117,12 +117,6 @@ func (m *primitiveSchemaMap) UnmarshalJSON(data []byte) error {
 	return it.Err
 }
 
-const (
-	typeString  = `"type":"string"`
-	typeBoolean = `"type":"boolean"`
-	typeArray   = `"type":"array"`
-)
-
 // UnmarshalJSON decodes the schema, rejecting types other than number and
 // integer.
 func (s *NumberSchema) UnmarshalJSON(data []byte) error {
