@@ -45,6 +45,7 @@ import (
 	"go/token"
 	"go/types"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -59,7 +60,7 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("mcpgen: ")
-	src, list, err := generate(*dir, *out)
+	src, list, err := generate(*dir, *out, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -105,7 +106,11 @@ type field struct {
 	typ       types.Type
 }
 
-func generate(dir, out string) (src, list []byte, err error) {
+// generate returns the encoders of the //mcp:json types in the package in
+// dir (out excluded) and their list for the tests. extra adds files, by
+// name, as if they were in dir: the generator's own test declares a new
+// type that way.
+func generate(dir, out string, extra map[string][]byte) (src, list []byte, err error) {
 	fset := token.NewFileSet()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -121,10 +126,19 @@ func generate(dir, out string) (src, list []byte, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if f.Name.Name != "mcp" {
-			return nil, nil, fmt.Errorf("%s: package %s, want mcp", n, f.Name.Name)
+		files = append(files, f)
+	}
+	for _, n := range slices.Sorted(maps.Keys(extra)) {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), extra[n], parser.ParseComments)
+		if err != nil {
+			return nil, nil, err
 		}
 		files = append(files, f)
+	}
+	for _, f := range files {
+		if f.Name.Name != "mcp" {
+			return nil, nil, fmt.Errorf("%s: package %s, want mcp", fset.Position(f.Pos()).Filename, f.Name.Name)
+		}
 	}
 	// The package is checked without the output file, so code that calls
 	// the generated methods does not type-check here: such errors are
@@ -757,4 +771,3 @@ func (w *writer) expr(x string, t types.Type, nonnil, notNil bool) error {
 	}
 	return fmt.Errorf("type %s is not supported", ts)
 }
-
