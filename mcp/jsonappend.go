@@ -13,9 +13,11 @@ import (
 	"github.com/parley-mcp/parley/internal/jsontext"
 )
 
-// This file holds the append-style encoders of the types that are encoded on
-// every request and result (tools/call params and results, text content,
-// _meta, implementation info, client capabilities).
+// This file holds what the append-style encoders share: the string, number
+// and raw-JSON writers, the pooled buffer, and AppendJSON and Marshal.
+// mcpgen writes the encoders of the //mcp:json types with them
+// (json_gen.go); the _meta objects, InputRequiredResult and ElicitResult
+// keep encoders written by hand.
 //
 // Each of those types has an appendJSON method that appends exactly what
 // json.Marshal would produce for it: members in the same order, strings
@@ -27,7 +29,9 @@ import (
 // encoding through encoding/json, so that errors are reported exactly as
 // before.
 
-// jsonAppender is implemented by the types with a hand-written encoder.
+// jsonAppender is implemented by the types with an encoder of their own:
+// every //mcp:json type (json_gen.go, written by mcpgen) and the few
+// encoded by hand (InputRequiredResult, ElicitResult, the _meta objects).
 type jsonAppender interface {
 	// appendJSON appends the JSON encoding of the receiver, identical to
 	// json.Marshal's, to dst. A nil receiver appends null. On error the
@@ -39,10 +43,8 @@ type jsonAppender interface {
 // buffer. The bytes appended are exactly those json.Marshal(v) returns, and
 // so are the errors; on error dst is returned unchanged.
 //
-// For the types on the hot path of every request and result
-// (*CallToolResult, *CallToolRequestParams, *TextContent,
-// *ResultMetaObject, *RequestMetaObject, *Implementation,
-// *ClientCapabilities and json.RawMessage) it encodes directly into dst,
+// For pointers to the package's wire types (every params, result, content
+// and schema type) and json.RawMessage it encodes directly into dst,
 // without encoding/json's reflection, its intermediate buffers or its
 // re-validation of every MarshalJSON method's output; any other value goes
 // through json.Marshal. A server or client that writes a message into a
