@@ -111,21 +111,21 @@ func TestErrorExamples(t *testing.T) {
 		}
 		return b
 	}
-	var uv spectest.UnsupportedProtocolVersionError
+	var uv UnsupportedProtocolVersionError
 	if err := json.Unmarshal(read("UnsupportedProtocolVersionError/unsupported-version.json"), &uv); err != nil {
 		t.Fatal(err)
 	}
 	if d, ok := mcp.AsUnsupportedProtocolVersion(uv.Error); !ok || d.Requested != "1900-01-01" || len(d.Supported) != 2 {
 		t.Errorf("unsupported version example: %+v %v", d, ok)
 	}
-	var mc spectest.MissingRequiredClientCapabilityError
+	var mc MissingRequiredClientCapabilityError
 	if err := json.Unmarshal(read("MissingRequiredClientCapabilityError/missing-elicitation-capability.json"), &mc); err != nil {
 		t.Fatal(err)
 	}
 	if d, ok := mcp.AsMissingRequiredClientCapability(mc.Error); !ok || d.RequiredCapabilities.Elicitation == nil || mc.ID.Raw() != "1" {
 		t.Errorf("missing capability example: %+v %v", d, ok)
 	}
-	var hm spectest.HeaderMismatchError
+	var hm HeaderMismatchError
 	if err := json.Unmarshal(read("HeaderMismatchError/header-mismatch.json"), &hm); err != nil || !mcp.IsHeaderMismatch(hm.Error) {
 		t.Errorf("header mismatch example: %+v %v", hm, err)
 	}

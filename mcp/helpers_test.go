@@ -32,28 +32,28 @@ func modernMeta() *mcp.RequestMetaObject {
 // validateResult wraps result in a response to method and validates it.
 func validateResult(t *testing.T, method string, result any) {
 	t.Helper()
-	msg := encode(t, spectest.JSONRPCResultResponse{ID: jsonrpc.Int64ID(1), Result: encode(t, result)})
+	msg := encode(t, JSONRPCResultResponse{ID: jsonrpc.Int64ID(1), Result: encode(t, result)})
 	spectest.ValidateMessage(t, modern, msg, method)
 }
 
 // validateRequest wraps params in a request for method and validates it.
 func validateRequest(t *testing.T, method string, params any) {
 	t.Helper()
-	msg := encode(t, spectest.JSONRPCRequest{ID: jsonrpc.StringID("r-1"), Method: method, Params: encode(t, params)})
+	msg := encode(t, JSONRPCRequest{ID: jsonrpc.StringID("r-1"), Method: method, Params: encode(t, params)})
 	spectest.ValidateMessage(t, modern, msg, "")
 }
 
 // validateNotification wraps params in a notification and validates it.
 func validateNotification(t *testing.T, method string, params any) {
 	t.Helper()
-	msg := encode(t, spectest.JSONRPCNotification{Method: method, Params: encode(t, params)})
+	msg := encode(t, JSONRPCNotification{Method: method, Params: encode(t, params)})
 	spectest.ValidateMessage(t, modern, msg, "")
 }
 
 // validateError wraps err in an error response and validates it.
 func validateError(t *testing.T, err *jsonrpc.Error) {
 	t.Helper()
-	msg := encode(t, spectest.JSONRPCErrorResponse{ID: jsonrpc.Int64ID(7), Error: err})
+	msg := encode(t, JSONRPCErrorResponse{ID: jsonrpc.Int64ID(7), Error: err})
 	spectest.ValidateMessage(t, modern, msg, "")
 }
 

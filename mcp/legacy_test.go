@@ -80,7 +80,7 @@ func TestLegacyResultCarriesNothingModern(t *testing.T) {
 		if legacy.ResultHeader() != c.res.ResultHeader() {
 			t.Errorf("%s: ResultHeader is not the wrapped result's", c.method)
 		}
-		msg, _ := json.Marshal(spectest.JSONRPCResultResponse{ID: jsonrpc.Int64ID(1), Result: got})
+		msg, _ := json.Marshal(JSONRPCResultResponse{ID: jsonrpc.Int64ID(1), Result: got})
 		spectest.ValidateMessageStrict(t, mcp.Version20251125, msg, c.method)
 	}
 }

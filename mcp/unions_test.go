@@ -332,49 +332,49 @@ func TestCompleteReference(t *testing.T) {
 func TestMessageUnions(t *testing.T) {
 	p := mcp.CallToolRequestParams{Name: "echo", Arguments: json.RawMessage(`{"x":1}`)}
 	p.Meta = modernMeta()
-	call := &spectest.CallToolRequest{ID: jsonrpc.Int64ID(3), Method: mcp.MethodCallTool, Params: p}
+	call := &CallToolRequest{ID: jsonrpc.Int64ID(3), Method: mcp.MethodCallTool, Params: p}
 	b := encode(t, call)
 	spectest.ValidateMessage(t, modern, b, "")
-	got, err := spectest.DecodeClientRequest(b)
+	got, err := DecodeClientRequest(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gc, ok := got.(*spectest.CallToolRequest); !ok || gc.Params.Name != "echo" || gc.ID.Raw() != "3" {
+	if gc, ok := got.(*CallToolRequest); !ok || gc.Params.Name != "echo" || gc.ID.Raw() != "3" {
 		t.Errorf("DecodeClientRequest = %#v", got)
 	}
-	list := &spectest.ListToolsRequest{ID: jsonrpc.StringID("l"), Method: mcp.MethodListTools}
+	list := &ListToolsRequest{ID: jsonrpc.StringID("l"), Method: mcp.MethodListTools}
 	list.Params.Meta = modernMeta()
 	b = encode(t, list)
 	spectest.ValidateMessage(t, modern, b, "")
-	if got, err := spectest.DecodeClientRequest(b); err != nil {
+	if got, err := DecodeClientRequest(b); err != nil {
 		t.Error(err)
-	} else if _, ok := got.(*spectest.ListToolsRequest); !ok {
+	} else if _, ok := got.(*ListToolsRequest); !ok {
 		t.Errorf("DecodeClientRequest(tools/list) = %T", got)
 	}
-	if _, err := spectest.DecodeClientRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)); !errors.Is(err, spectest.ErrUnknownMethod) {
+	if _, err := DecodeClientRequest([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)); !errors.Is(err, ErrUnknownMethod) {
 		t.Errorf("initialize: %v", err)
 	}
-	if _, err := spectest.DecodeClientRequest([]byte(`{"jsonrpc":"1.0","id":1,"method":"tools/list","params":{}}`)); err == nil {
+	if _, err := DecodeClientRequest([]byte(`{"jsonrpc":"1.0","id":1,"method":"tools/list","params":{}}`)); err == nil {
 		t.Error("jsonrpc 1.0 accepted")
 	}
 
-	progress := &spectest.ProgressNotification{Method: mcp.NotificationProgress,
+	progress := &ProgressNotification{Method: mcp.NotificationProgress,
 		Params: mcp.ProgressNotificationParams{ProgressToken: jsonrpc.Int64ID(5), Progress: 1, Total: 2, Message: "half"}}
-	changed := &spectest.ToolListChangedNotification{Method: mcp.NotificationToolListChanged,
+	changed := &ToolListChangedNotification{Method: mcp.NotificationToolListChanged,
 		Params: &mcp.NotificationParams{Meta: &mcp.NotificationMetaObject{SubscriptionID: jsonrpc.StringID("listen-1")}}}
-	logmsg := &spectest.LoggingMessageNotification{Method: mcp.NotificationMessage,
+	logmsg := &LoggingMessageNotification{Method: mcp.NotificationMessage,
 		Params: mcp.LoggingMessageNotificationParams{Level: mcp.LevelWarning, Logger: "db", Data: map[string]any{"n": 1.0}}}
-	ack := &spectest.SubscriptionsAcknowledgedNotification{Method: mcp.NotificationSubscriptionsAcknowledged,
+	ack := &SubscriptionsAcknowledgedNotification{Method: mcp.NotificationSubscriptionsAcknowledged,
 		Params: mcp.SubscriptionsAcknowledgedNotificationParams{Notifications: mcp.SubscriptionFilter{ToolsListChanged: true}}}
 	ack.Params.Meta = &mcp.NotificationMetaObject{SubscriptionID: jsonrpc.StringID("listen-1")}
-	updated := &spectest.ResourceUpdatedNotification{Method: mcp.NotificationResourceUpdated, Params: mcp.ResourceUpdatedNotificationParams{URI: "file:///a"}}
-	cancelled := &spectest.CancelledNotification{Method: mcp.NotificationCancelled, Params: mcp.CancelledNotificationParams{RequestID: jsonrpc.StringID("listen-1"), Reason: "done"}}
-	for _, n := range []spectest.ServerNotification{progress, changed, logmsg, ack, updated, cancelled,
-		&spectest.PromptListChangedNotification{Method: mcp.NotificationPromptListChanged},
-		&spectest.ResourceListChangedNotification{Method: mcp.NotificationResourceListChanged}} {
+	updated := &ResourceUpdatedNotification{Method: mcp.NotificationResourceUpdated, Params: mcp.ResourceUpdatedNotificationParams{URI: "file:///a"}}
+	cancelled := &CancelledNotification{Method: mcp.NotificationCancelled, Params: mcp.CancelledNotificationParams{RequestID: jsonrpc.StringID("listen-1"), Reason: "done"}}
+	for _, n := range []ServerNotification{progress, changed, logmsg, ack, updated, cancelled,
+		&PromptListChangedNotification{Method: mcp.NotificationPromptListChanged},
+		&ResourceListChangedNotification{Method: mcp.NotificationResourceListChanged}} {
 		b := encode(t, n)
 		spectest.ValidateMessage(t, modern, b, "")
-		got, err := spectest.DecodeServerNotification(b)
+		got, err := DecodeServerNotification(b)
 		if err != nil {
 			t.Errorf("%s: %v", b, err)
 			continue
@@ -383,21 +383,21 @@ func TestMessageUnions(t *testing.T) {
 			t.Errorf("round trip %s: %#v", b, got)
 		}
 	}
-	if got, err := spectest.DecodeClientNotification(encode(t, cancelled)); err != nil || !reflect.DeepEqual(got, cancelled) {
+	if got, err := DecodeClientNotification(encode(t, cancelled)); err != nil || !reflect.DeepEqual(got, cancelled) {
 		t.Errorf("DecodeClientNotification: %#v %v", got, err)
 	}
-	if _, err := spectest.DecodeClientNotification(encode(t, progress)); !errors.Is(err, spectest.ErrUnknownMethod) {
+	if _, err := DecodeClientNotification(encode(t, progress)); !errors.Is(err, ErrUnknownMethod) {
 		t.Errorf("progress from a client: %v", err)
 	}
-	if _, err := spectest.DecodeServerNotification([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); !errors.Is(err, spectest.ErrUnknownMethod) {
+	if _, err := DecodeServerNotification([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); !errors.Is(err, ErrUnknownMethod) {
 		t.Errorf("initialized: %v", err)
 	}
 
-	var m spectest.JSONRPCMessage
+	var m JSONRPCMessage
 	if err := json.Unmarshal(encode(t, progress), &m); err != nil || !m.IsNotification() || m.IsRequest() || m.IsResponse() {
 		t.Errorf("JSONRPCMessage notification: %+v %v", m, err)
 	}
-	var r spectest.JSONRPCMessage
+	var r JSONRPCMessage
 	if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), &r); err != nil || !r.IsResponse() {
 		t.Errorf("JSONRPCMessage response: %+v %v", r, err)
 	}

@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/parley-mcp/parley/mcp"
 )
 
 // fatalRecorder stands in for a test: it records what Fatalf says and ends
@@ -44,7 +42,7 @@ func TestMissingFixturesFail(t *testing.T) {
 	empty := withoutFixtures(t)
 	for name, call := range map[string]func(testing.TB){
 		"Dir":      func(tb testing.TB) { Dir(tb) },
-		"Examples": func(tb testing.TB) { Examples(tb, mcp.Version20260728) },
+		"Examples": func(tb testing.TB) { Examples(tb, Version20260728) },
 	} {
 		rec := &fatalRecorder{TB: t}
 		done := make(chan struct{})

@@ -31,9 +31,26 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/parley-mcp/parley/mcp"
 )
+
+// The protocol versions whose schemas spectest holds. The facts spectest
+// checks beyond the schemas (which versions carry resultType, which methods
+// may be answered input_required) are written here from the specification,
+// not taken from package mcp: spectest is the oracle Parley's code is held
+// to, so it must not share that code's reading of the protocol, and this
+// package imports nothing of Parley's.
+const (
+	Version20260728 = "2026-07-28"
+	Version20251125 = "2025-11-25"
+)
+
+// modern reports whether version is of the 2026-07-28 generation (dates
+// compare as strings): its results carry resultType and may ask for input.
+func modern(version string) bool { return version >= Version20260728 }
+
+// inputRequiredMethods are the requests an input_required result may
+// answer (the specification's multi-round-trip requests).
+var inputRequiredMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // Dir returns the folder holding the official spec fixtures (one folder per
 // protocol version, each with schema.json): testdata/spec beside this
@@ -66,9 +83,9 @@ func specDir() (string, error) {
 		return "", fmt.Errorf("%w: cannot locate the spectest package's source", ErrFixturesMissing)
 	}
 	d := filepath.Join(sourceDir, "testdata", "spec")
-	if fi, err := os.Stat(filepath.Join(d, string(mcp.Version20260728), "schema.json")); err != nil || fi.IsDir() {
+	if fi, err := os.Stat(filepath.Join(d, Version20260728, "schema.json")); err != nil || fi.IsDir() {
 		return "", fmt.Errorf("%w: no %s/schema.json in %s (the repository's copy of the official fixtures; see its README.md)",
-			ErrFixturesMissing, mcp.Version20260728, d)
+			ErrFixturesMissing, Version20260728, d)
 	}
 	return d, nil
 }
@@ -87,7 +104,7 @@ type Example struct {
 
 // Examples returns every example of version (only 2026-07-28 ships them),
 // sorted by type then name. It fails the test when the fixtures are absent.
-func Examples(t testing.TB, version mcp.ProtocolVersion) []Example {
+func Examples[V ~string](t testing.TB, version V) []Example {
 	t.Helper()
 	root := filepath.Join(Dir(t), string(version), "examples")
 	dirs, err := os.ReadDir(root)
@@ -116,11 +133,11 @@ func Examples(t testing.TB, version mcp.ProtocolVersion) []Example {
 }
 
 // Supported lists the versions whose schema spectest knows by name.
-var Supported = []mcp.ProtocolVersion{mcp.Version20260728, mcp.Version20251125}
+var Supported = []string{Version20260728, Version20251125}
 
 // schemaSet is one version's compiled schema.
 type schemaSet struct {
-	version mcp.ProtocolVersion
+	version string
 	url     string
 	defs    map[string]any // the raw $defs, for lookups
 
@@ -136,7 +153,7 @@ type schemaSet struct {
 
 var (
 	setsMu sync.Mutex
-	sets   = map[mcp.ProtocolVersion]*versionOnce{}
+	sets   = map[string]*versionOnce{}
 )
 
 type versionOnce struct {
@@ -146,7 +163,7 @@ type versionOnce struct {
 }
 
 // load returns the compiled schema of version, loading it once.
-func load(version mcp.ProtocolVersion) (*schemaSet, error) {
+func load(version string) (*schemaSet, error) {
 	known := false
 	for _, v := range Supported {
 		known = known || v == version
@@ -165,7 +182,7 @@ func load(version mcp.ProtocolVersion) (*schemaSet, error) {
 	return vo.set, vo.err
 }
 
-func loadSet(version mcp.ProtocolVersion) (*schemaSet, error) {
+func loadSet(version string) (*schemaSet, error) {
 	dir, err := specDir()
 	if err != nil {
 		return nil, err
@@ -325,8 +342,8 @@ func report(t testing.TB, err error, what string, data []byte) {
 
 // Check validates data against the definition def (such as
 // "CallToolResult") of version's schema and returns what is wrong.
-func Check(version mcp.ProtocolVersion, def string, data []byte) error {
-	s, err := load(version)
+func Check[V ~string](version V, def string, data []byte) error {
+	s, err := load(string(version))
 	if err != nil {
 		return err
 	}
@@ -335,7 +352,7 @@ func Check(version mcp.ProtocolVersion, def string, data []byte) error {
 
 // Validate fails the test unless data conforms to the definition def of
 // version's schema. It skips the test when the fixtures are absent.
-func Validate(t testing.TB, version mcp.ProtocolVersion, def string, data []byte) {
+func Validate[V ~string](t testing.TB, version V, def string, data []byte) {
 	t.Helper()
 	if err := Check(version, def, data); err != nil {
 		report(t, err, def, data)
@@ -361,7 +378,7 @@ func Validate(t testing.TB, version mcp.ProtocolVersion, def string, data []byte
 //     ResultResponse definition, such as CallToolResultResponse). Under
 //     2026-07-28 every result must have a resultType of complete or
 //     input_required.
-func ValidateMessage(t testing.TB, version mcp.ProtocolVersion, data []byte, requestMethod string) {
+func ValidateMessage[V ~string](t testing.TB, version V, data []byte, requestMethod string) {
 	t.Helper()
 	if err := CheckMessage(version, data, requestMethod); err != nil {
 		report(t, err, "message", data)
@@ -370,8 +387,8 @@ func ValidateMessage(t testing.TB, version mcp.ProtocolVersion, data []byte, req
 
 // CheckMessage is ValidateMessage returning what is wrong instead of failing
 // a test.
-func CheckMessage(version mcp.ProtocolVersion, data []byte, requestMethod string) error {
-	s, err := load(version)
+func CheckMessage[V ~string](version V, data []byte, requestMethod string) error {
+	s, err := load(string(version))
 	if err != nil {
 		return err
 	}
@@ -427,9 +444,9 @@ func (s *schemaSet) checkResult(data, result []byte, method string) error {
 	if err := json.Unmarshal(result, &header); err != nil {
 		return fmt.Errorf("result is not an object: %w", err)
 	}
-	modern := s.version.Era() == mcp.EraModern
-	if modern && header.ResultType != nil && *header.ResultType == string(mcp.ResultTypeInputRequired) {
-		if !mcp.AllowsInputRequired(method) {
+	modern := modern(s.version)
+	if modern && header.ResultType != nil && *header.ResultType == "input_required" {
+		if !inputRequiredMethods[method] {
 			return fmt.Errorf("%s must not be answered with input_required", method)
 		}
 		if err := s.check("InputRequiredResult", result); err != nil {
@@ -449,7 +466,7 @@ func (s *schemaSet) checkResult(data, result []byte, method string) error {
 		switch {
 		case header.ResultType == nil:
 			return errors.New("a 2026-07-28 result must carry resultType")
-		case *header.ResultType != string(mcp.ResultTypeComplete):
+		case *header.ResultType != "complete":
 			return fmt.Errorf("resultType %q is neither complete nor input_required", *header.ResultType)
 		}
 	}

@@ -23,7 +23,7 @@ func TestDir(t *testing.T) {
 
 func TestValidateMessage(t *testing.T) {
 	spectest.Dir(t) // fails here, naming the folder, if the fixtures are missing
-	v := mcp.Version20260728
+	v := spectest.Version20260728
 	valid := []struct{ name, msg, method string }{
 		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"x","arguments":{}}}`, ""},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`, ""},
@@ -65,7 +65,7 @@ func TestValidateMessage(t *testing.T) {
 
 func TestValidateLegacy(t *testing.T) {
 	spectest.Dir(t) // fails here, naming the folder, if the fixtures are missing
-	v := mcp.Version20251125
+	v := spectest.Version20251125
 	ok := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	if err := spectest.CheckMessage(v, []byte(ok), ""); err != nil {
 		t.Errorf("legacy initialize rejected: %v", err)
@@ -82,11 +82,11 @@ func TestValidateLegacy(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	spectest.Validate(t, mcp.Version20260728, "TextContent", []byte(`{"type":"text","text":"hi"}`))
-	if err := spectest.Check(mcp.Version20260728, "TextContent", []byte(`{"type":"text"}`)); err == nil {
+	spectest.Validate(t, spectest.Version20260728, "TextContent", []byte(`{"type":"text","text":"hi"}`))
+	if err := spectest.Check(spectest.Version20260728, "TextContent", []byte(`{"type":"text"}`)); err == nil {
 		t.Error("TextContent without text accepted")
 	}
-	if err := spectest.Check(mcp.Version20260728, "NoSuchDef", []byte(`{}`)); err == nil {
+	if err := spectest.Check(spectest.Version20260728, "NoSuchDef", []byte(`{}`)); err == nil {
 		t.Error("unknown definition accepted")
 	}
 	if err := spectest.Check("1999-01-01", "TextContent", []byte(`{}`)); err == nil {
@@ -95,13 +95,30 @@ func TestValidate(t *testing.T) {
 }
 
 func TestExamples(t *testing.T) {
-	ex := spectest.Examples(t, mcp.Version20260728)
+	ex := spectest.Examples(t, spectest.Version20260728)
 	if len(ex) < 100 {
 		t.Fatalf("found %d examples, want the full set", len(ex))
 	}
 	for _, e := range ex {
 		if e.Type == "" || len(e.Data) == 0 {
 			t.Errorf("bad example %+v", e)
+		}
+	}
+}
+
+// TestFactsAgreeWithMCP: spectest writes its protocol facts from the
+// specification rather than importing them, so that it stays an
+// independent oracle; here, and only here, they are compared with package
+// mcp's, so that a disagreement is a failing test naming the fact.
+func TestFactsAgreeWithMCP(t *testing.T) {
+	if spectest.Version20260728 != string(mcp.Version20260728) || spectest.Version20251125 != string(mcp.Version20251125) {
+		t.Error("version names differ")
+	}
+	for _, m := range []string{mcp.MethodCallTool, mcp.MethodGetPrompt, mcp.MethodReadResource, mcp.MethodListTools, mcp.MethodDiscover, mcp.MethodComplete, "initialize"} {
+		ir := []byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"s"}}`)
+		err := spectest.CheckMessage(spectest.Version20260728, ir, m)
+		if (err == nil) != mcp.AllowsInputRequired(m) {
+			t.Errorf("%s: spectest says input_required is allowed: %v; mcp says %v", m, err == nil, mcp.AllowsInputRequired(m))
 		}
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/parley-mcp/parley/mcp"
 )
 
 // The strict check: which object members of a message a version's schema
@@ -52,8 +50,8 @@ var reservedMetaKey = regexp.MustCompile(`io\.modelcontextprotocol/[A-Za-z0-9._-
 // schema does not name, members sorted by name within each object. The error reports a schema that
 // cannot be loaded (matching ErrFixturesMissing when the fixtures are
 // absent), an unknown definition, or data that is not JSON.
-func Extras(version mcp.ProtocolVersion, def string, data []byte) ([]string, error) {
-	s, err := load(version)
+func Extras[V ~string](version V, def string, data []byte) ([]string, error) {
+	s, err := load(string(version))
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +72,8 @@ func Extras(version mcp.ProtocolVersion, def string, data []byte) ([]string, err
 // an error response as JSONRPCErrorResponse. A request,
 // notification or result of a method the version does not define is an
 // error: nothing of it is named.
-func MessageExtras(version mcp.ProtocolVersion, data []byte, requestMethod string) ([]string, error) {
-	s, err := load(version)
+func MessageExtras[V ~string](version V, data []byte, requestMethod string) ([]string, error) {
+	s, err := load(string(version))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +110,7 @@ func MessageExtras(version mcp.ProtocolVersion, data []byte, requestMethod strin
 		if err != nil {
 			return nil, err
 		}
-		if r, _ := msg["result"].(map[string]any); s.version.Era() == mcp.EraModern && r["resultType"] == string(mcp.ResultTypeInputRequired) {
+		if r, _ := msg["result"].(map[string]any); modern(s.version) && r["resultType"] == "input_required" {
 			def = "InputRequiredResult"
 		}
 		// The envelope of any result, with the result held to the
@@ -132,7 +130,7 @@ func MessageExtras(version mcp.ProtocolVersion, data []byte, requestMethod strin
 
 // ValidateMessageStrict is ValidateMessage that also fails the test on
 // every member MessageExtras reports.
-func ValidateMessageStrict(t testing.TB, version mcp.ProtocolVersion, data []byte, requestMethod string) {
+func ValidateMessageStrict[V ~string](t testing.TB, version V, data []byte, requestMethod string) {
 	t.Helper()
 	ValidateMessage(t, version, data, requestMethod)
 	extras, err := MessageExtras(version, data, requestMethod)

@@ -7,12 +7,11 @@ import (
 	"testing"
 
 	"github.com/parley-mcp/parley/internal/spectest"
-	"github.com/parley-mcp/parley/mcp"
 )
 
 func TestMessageExtrasLegacy(t *testing.T) {
 	spectest.Dir(t) // fails here, naming the folder, if the fixtures are missing
-	v := mcp.Version20251125
+	v := spectest.Version20251125
 	cases := []struct {
 		name, msg, method string
 		want              []string
@@ -47,7 +46,7 @@ func TestMessageExtrasLegacy(t *testing.T) {
 
 func TestMessageExtrasModern(t *testing.T) {
 	spectest.Dir(t)
-	v := mcp.Version20260728
+	v := spectest.Version20260728
 	for _, c := range []struct{ msg, method string }{
 		{`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[]}}`, "tools/list"},
 		{`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"roots/list"}},"requestState":"s"}}`, "tools/call"},
@@ -62,7 +61,7 @@ func TestMessageExtrasModern(t *testing.T) {
 
 func TestMessageExtrasRefuses(t *testing.T) {
 	spectest.Dir(t)
-	v := mcp.Version20251125
+	v := spectest.Version20251125
 	for _, c := range []struct{ name, msg, method, want string }{
 		{"2026 request", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, "", "server/discover"},
 		{"2026 notification", `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged"}`, "", "notifications/subscriptions/acknowledged"},
@@ -83,17 +82,17 @@ func TestMessageExtrasRefuses(t *testing.T) {
 
 func TestExtras(t *testing.T) {
 	spectest.Dir(t)
-	got, err := spectest.Extras(mcp.Version20251125, "ListToolsResult", []byte(`{"ttlMs":0,"cacheScope":"public","tools":[{"name":"t","inputSchema":{"type":"object"},"title":"T","execution":{"taskSupport":"optional"}}]}`))
+	got, err := spectest.Extras(spectest.Version20251125, "ListToolsResult", []byte(`{"ttlMs":0,"cacheScope":"public","tools":[{"name":"t","inputSchema":{"type":"object"},"title":"T","execution":{"taskSupport":"optional"}}]}`))
 	if want := []string{"/cacheScope", "/ttlMs"}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("extras %q, %v; want %q", got, err, want)
 	}
-	if got, err := spectest.Extras(mcp.Version20260728, "ListToolsResult", []byte(`{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}`)); err != nil || len(got) > 0 {
+	if got, err := spectest.Extras(spectest.Version20260728, "ListToolsResult", []byte(`{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[]}`)); err != nil || len(got) > 0 {
 		t.Errorf("2026-07-28 list result: extras %q, %v", got, err)
 	}
-	if _, err := spectest.Extras(mcp.Version20251125, "NoSuchDef", []byte(`{}`)); err == nil {
+	if _, err := spectest.Extras(spectest.Version20251125, "NoSuchDef", []byte(`{}`)); err == nil {
 		t.Error("unknown definition accepted")
 	}
-	if _, err := spectest.Extras(mcp.Version20251125, "Result", []byte(`{`)); err == nil {
+	if _, err := spectest.Extras(spectest.Version20251125, "Result", []byte(`{`)); err == nil {
 		t.Error("malformed JSON accepted")
 	}
 }
@@ -110,7 +109,7 @@ func (r *errorRecorder) Errorf(format string, args ...any) {
 
 func TestValidateMessageStrict(t *testing.T) {
 	spectest.Dir(t)
-	v := mcp.Version20251125
+	v := spectest.Version20251125
 	r := &errorRecorder{TB: t}
 	spectest.ValidateMessageStrict(r, v, []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`), "tools/list")
 	if len(r.errs) > 0 {

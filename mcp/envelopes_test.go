@@ -1,4 +1,4 @@
-package spectest
+package mcp_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,8 @@ import (
 	"github.com/parley-mcp/parley/mcp"
 )
 
-// This file holds the whole-message types of the schema: each request,
+// This file holds the whole-message types of the schema (moved here from
+// internal/spectest, whose schema checks know nothing of package mcp): each request,
 // notification and response with its jsonrpc, id, method and params or
 // result, as Go types named as the schema names them, so that tests can
 // decode the specification's example messages into them. Parley itself
@@ -33,7 +34,7 @@ func (*JSONRPCVersion) UnmarshalJSON(data []byte) error {
 
 // ErrUnknownMethod is matched by the error of the union decoders for a
 // message whose method the union does not include.
-var ErrUnknownMethod = errors.New("spectest: unknown method")
+var ErrUnknownMethod = errors.New("envelopes: unknown method")
 
 // JSONRPCRequest is any request, with raw params.
 type JSONRPCRequest struct {
@@ -414,7 +415,7 @@ func DecodeClientRequest(data []byte) (ClientRequest, error) {
 	case mcp.MethodSubscriptionsListen:
 		r = new(SubscriptionsListenRequest)
 	default:
-		return nil, fmt.Errorf("spectest: client request %q: %w", method, ErrUnknownMethod)
+		return nil, fmt.Errorf("envelopes: client request %q: %w", method, ErrUnknownMethod)
 	}
 	if err := json.Unmarshal(data, r); err != nil {
 		return nil, err
@@ -438,7 +439,7 @@ func DecodeClientNotification(data []byte) (ClientNotification, error) {
 		return nil, err
 	}
 	if method != mcp.NotificationCancelled {
-		return nil, fmt.Errorf("spectest: client notification %q: %w", method, ErrUnknownMethod)
+		return nil, fmt.Errorf("envelopes: client notification %q: %w", method, ErrUnknownMethod)
 	}
 	n := new(CancelledNotification)
 	if err := json.Unmarshal(data, n); err != nil {
@@ -492,7 +493,7 @@ func DecodeServerNotification(data []byte) (ServerNotification, error) {
 	case mcp.NotificationSubscriptionsAcknowledged:
 		n = new(SubscriptionsAcknowledgedNotification)
 	default:
-		return nil, fmt.Errorf("spectest: server notification %q: %w", method, ErrUnknownMethod)
+		return nil, fmt.Errorf("envelopes: server notification %q: %w", method, ErrUnknownMethod)
 	}
 	if err := json.Unmarshal(data, n); err != nil {
 		return nil, err
