@@ -1,12 +1,19 @@
 package mcp
 
 // JSONValue is any JSON value, as encoding/json decodes it into any.
+//
+// Deprecated: write any; the alias only mirrored the schema's name.
 type JSONValue = any
 
 // JSONObject is a JSON object, as encoding/json decodes it.
+//
+// Deprecated: write map[string]any; the alias only mirrored the schema's
+// name.
 type JSONObject = map[string]any
 
 // JSONArray is a JSON array, as encoding/json decodes it.
+//
+// Deprecated: write []any; the alias only mirrored the schema's name.
 type JSONArray = []any
 
 // Cursor is an opaque pagination position: a server returns it as

@@ -250,16 +250,29 @@ type Error = wire.Error
 
 // ParseError is the wire shape of a -32700 error object. Convert with
 // (*wire.Error)(e) to use it as a Go error.
+//
+// Deprecated: the five per-code shapes only mirror the schema's names; an
+// error object is a [wire.Error] (also [Error]) whatever its code, built
+// with the constructors of package jsonrpc/wire (wire.ParseError, …) and
+// told apart by its Code.
 type ParseError wire.Error
 
 // InvalidRequestError is the wire shape of a -32600 error object.
+//
+// Deprecated: use [Error] and wire.InvalidRequest (see [ParseError]).
 type InvalidRequestError wire.Error
 
 // MethodNotFoundError is the wire shape of a -32601 error object.
+//
+// Deprecated: use [Error] and wire.MethodNotFound (see [ParseError]).
 type MethodNotFoundError wire.Error
 
 // InvalidParamsError is the wire shape of a -32602 error object.
+//
+// Deprecated: use [Error] and wire.InvalidParams (see [ParseError]).
 type InvalidParamsError wire.Error
 
 // InternalError is the wire shape of a -32603 error object.
+//
+// Deprecated: use [Error] and wire.Internal (see [ParseError]).
 type InternalError wire.Error
