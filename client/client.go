@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -22,6 +24,12 @@ type Options struct {
 	// what the callbacks below can answer (elicitation in form mode for
 	// Elicit, sampling for Sample, roots for ListRoots), or none ({}).
 	Capabilities *mcp.ClientCapabilities
+	// Extensions are the MCP extensions the client supports, keyed by
+	// identifier (such as "io.modelcontextprotocol/tasks"), each with its
+	// settings as raw JSON (nil means {}). They are declared in the
+	// client's capabilities beside what Capabilities says, or what the
+	// callbacks derive; an extension in both takes its settings from here.
+	Extensions map[string]json.RawMessage
 	// Elicit answers a server's elicitation requests (forms, URLs to open):
 	// the inputRequests of a 2026-07-28 round and a legacy server's
 	// elicitation/create alike. URL mode reaches it only when Capabilities
@@ -136,6 +144,20 @@ func New(info mcp.Implementation, opts *Options) *Client {
 	}
 	if c.opts.Capabilities == nil {
 		c.opts.Capabilities = deriveCapabilities(&c.opts)
+	}
+	if len(c.opts.Extensions) > 0 {
+		caps := *c.opts.Capabilities // the caller's value is not written
+		caps.Extensions = maps.Clone(caps.Extensions)
+		if caps.Extensions == nil {
+			caps.Extensions = make(map[string]json.RawMessage, len(c.opts.Extensions))
+		}
+		for id, settings := range c.opts.Extensions {
+			if settings == nil {
+				settings = json.RawMessage("{}")
+			}
+			caps.Extensions[id] = settings
+		}
+		c.opts.Capabilities = &caps
 	}
 	c.loop = newLoopPolicy(c.opts.Loop)
 	c.requestTimeout = resolveRequestTimeout(c.opts.RequestTimeout)

@@ -2415,46 +2415,6 @@ func (v ModelPreferences) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
-// appendJSON appends v as json.Marshal encodes NotificationParams (see its //mcp:json rules).
-func (v *NotificationParams) appendJSON(dst []byte) ([]byte, error) {
-	if v == nil {
-		return append(dst, "null"...), nil
-	}
-	var err error
-	_ = err
-	sep := byte('{')
-	if v.Meta != nil {
-		dst = append(dst, sep)
-		sep = ','
-		dst = append(dst, `"_meta":`...)
-		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
-			return dst, err
-		}
-	}
-	if sep == '{' {
-		dst = append(dst, '{')
-	}
-	return append(dst, '}'), nil
-}
-
-// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
-func (v NotificationParams) MarshalJSON() ([]byte, error) {
-	bp := getEncBuf()
-	b, err := v.appendJSON((*bp)[:0])
-	if err != nil {
-		encBufPool.Put(bp)
-		return v.marshalReference()
-	}
-	return finishEncBuf(bp, b), nil
-}
-
-// marshalReference is the encoding of NotificationParams through encoding/json, with the same rules:
-// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
-func (v NotificationParams) marshalReference() ([]byte, error) {
-	type plain NotificationParams
-	return json.Marshal(plain(v))
-}
-
 // appendJSON appends v as json.Marshal encodes NumberSchema (see its //mcp:json rules).
 func (v *NumberSchema) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -2987,46 +2947,6 @@ func (v ReadResourceResult) marshalReference() ([]byte, error) {
 	if v.Contents == nil {
 		v.Contents = []ResourceContents{}
 	}
-	return json.Marshal(plain(v))
-}
-
-// appendJSON appends v as json.Marshal encodes RequestParams (see its //mcp:json rules).
-func (v *RequestParams) appendJSON(dst []byte) ([]byte, error) {
-	if v == nil {
-		return append(dst, "null"...), nil
-	}
-	var err error
-	_ = err
-	sep := byte('{')
-	if v.Meta != nil {
-		dst = append(dst, sep)
-		sep = ','
-		dst = append(dst, `"_meta":`...)
-		if dst, err = v.Meta.appendJSON(dst); err != nil {
-			return dst, err
-		}
-	}
-	if sep == '{' {
-		dst = append(dst, '{')
-	}
-	return append(dst, '}'), nil
-}
-
-// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
-func (v RequestParams) MarshalJSON() ([]byte, error) {
-	bp := getEncBuf()
-	b, err := v.appendJSON((*bp)[:0])
-	if err != nil {
-		encBufPool.Put(bp)
-		return v.marshalReference()
-	}
-	return finishEncBuf(bp, b), nil
-}
-
-// marshalReference is the encoding of RequestParams through encoding/json, with the same rules:
-// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
-func (v RequestParams) marshalReference() ([]byte, error) {
-	type plain RequestParams
 	return json.Marshal(plain(v))
 }
 

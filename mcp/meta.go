@@ -189,7 +189,9 @@ func (m *NotificationMetaObject) IsZero() bool {
 // the [AnyRequestParams] method, so that a client can stamp _meta on any
 // request in one place.
 //
-//mcp:json
+// It is the type extension params embed for their _meta (and the
+// AnyRequestParams method), so it has no MarshalJSON of its own: one would
+// be promoted and encode the embedding struct as RequestParams alone.
 type RequestParams struct {
 	// Meta is the request's _meta: protocol version, client capabilities
 	// and the rest. A 2026-07-28 request must carry it; legacy requests may
@@ -218,7 +220,7 @@ type AnyRequestParams interface {
 // but _meta, such as the list_changed notifications. Every notification
 // params type has the same Meta field.
 //
-//mcp:json
+// Like [RequestParams] it is embeddable, so it has no MarshalJSON.
 type NotificationParams struct {
 	// Meta is the notification's _meta (the subscription id on a listen
 	// stream), if any.

@@ -82,6 +82,9 @@ func (s *Server) Handle(ctx context.Context, msg *jsonrpc.Request, notify Notify
 func (s *Server) Prepare(msg *jsonrpc.Request) (*Request, error) {
 	m := methods[msg.Method]
 	if m == nil {
+		if e := s.extension(msg.Method); e != nil {
+			return s.prepareExtension(e, msg)
+		}
 		if msg.Method == mcp.MethodInitialize {
 			// A legacy client starts with initialize, which transports
 			// send to Server.Initialize; one that reaches here came with
@@ -108,6 +111,25 @@ func (s *Server) Prepare(msg *jsonrpc.Request) (*Request, error) {
 		return nil, err
 	}
 	return &Request{ID: msg.ID, Method: msg.Method, Params: params, Meta: meta}, nil
+}
+
+// prepareExtension is Prepare for an extension method: the same checks,
+// and the client's declaration of the method's extension.
+func (s *Server) prepareExtension(e *extMethod, msg *jsonrpc.Request) (*Request, error) {
+	if len(msg.Params) == 0 {
+		return nil, missingMeta(mcp.MetaKeyProtocolVersion)
+	}
+	params, meta, target, err := e.prepare(msg.Params)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkMeta(meta); err != nil {
+		return nil, err
+	}
+	if err := requireExtension(e, meta.ClientCapabilities); err != nil {
+		return nil, err
+	}
+	return &Request{ID: msg.ID, Method: msg.Method, Params: params, Meta: meta, target: target, targetMember: e.opts.Target}, nil
 }
 
 // SetNotify sets where the request's notifications go.
@@ -205,6 +227,9 @@ func (s *Server) route(ctx context.Context, req *Request) (mcp.AnyResult, error)
 				return result(hs.listResourceTemplates(ctx, req, p))
 			}
 		}
+	}
+	if e := s.extension(req.Method); e != nil {
+		return e.handler(ctx, req)
 	}
 	// A method whose slot is empty is a capability the server did not
 	// declare: the protocol answers that with method-not-found.

@@ -53,6 +53,31 @@
 // requests, never empty, and never asking for more than the client declared
 // on that very request (else -32021 with requiredCapabilities).
 //
+// # Extensions
+//
+// A method the SDK does not define (an extension's) is served with
+// HandleMethod: typed params that embed mcp.RequestParams, a typed result
+// that embeds mcp.Result, and everything a core method gets (the _meta
+// checks, the middleware, the error mapping). MethodOptions says which
+// extension the method belongs to, so that a client that did not declare
+// it gets -32021, and which params member is its target, which Streamable
+// HTTP holds the Mcp-Name header to. DeclareExtension announces the
+// extension in the server's capabilities:
+//
+//	type GetJobParams struct {
+//		mcp.RequestParams
+//		JobID string `json:"jobId"`
+//	}
+//	type Job struct {
+//		mcp.Result
+//		State string `json:"state"`
+//	}
+//	s.DeclareExtension("com.example/jobs", nil)
+//	server.HandleMethod(s, "jobs/get", &server.MethodOptions{Extension: "com.example/jobs", Target: "jobId"},
+//		func(ctx context.Context, req *server.Request, p *GetJobParams) (*Job, error) {
+//			return &Job{State: "running"}, nil
+//		})
+//
 // # What it does not do for you
 //
 // The low-level server has no batteries: nothing is sealed or inferred for

@@ -144,5 +144,6 @@ func (s *Server) capabilities() *mcp.ServerCapabilities {
 	if hs.complete != nil {
 		caps.Completions = &struct{}{}
 	}
+	caps.Extensions = s.declaredExtensions()
 	return caps
 }

@@ -38,6 +38,9 @@ type Request struct {
 	call       CallFunc   // the back-channel of a legacy session, if it has one
 	session    *Session   // the legacy session, or nil
 	stateProof StateProof // what the echoed requestState proved; see StateSealer
+	// target and targetMember are an extension method's target (see
+	// Target); core methods' targets are in their params.
+	target, targetMember string
 }
 
 // Session returns the legacy session the request belongs to, or nil for a

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"log/slog"
 	"slices"
 	"sync"
@@ -66,8 +67,10 @@ type Server struct {
 	mu         sync.RWMutex
 	handlers   handlers
 	middleware []Middleware
-	sealer     StateSealer // see SealState; nil: requestState passes as it is
-	chain      Handler     // handlers wrapped in middleware and the sealing step, rebuilt on change
+	sealer     StateSealer                // see SealState; nil: requestState passes as it is
+	ext        map[string]*extMethod      // extension methods, by name (HandleMethod)
+	extensions map[string]json.RawMessage // declared extensions (DeclareExtension)
+	chain      Handler                    // handlers wrapped in middleware and the sealing step, rebuilt on change
 
 	hub hub
 

@@ -231,13 +231,26 @@ func (ss *Session) Handle(ctx context.Context, msg *jsonrpc.Request, notify Noti
 		// resources/subscribe instead.
 		return nil, methodNotFound(msg.Method)
 	}
-	m := methods[msg.Method]
-	if m == nil {
-		return nil, methodNotFound(msg.Method)
-	}
 	raw := msg.Params
 	if len(raw) == 0 {
 		raw = emptyParams // legacy requests may omit params altogether
+	}
+	m := methods[msg.Method]
+	if m == nil {
+		e := ss.s.extension(msg.Method)
+		if e == nil {
+			return nil, methodNotFound(msg.Method)
+		}
+		params, meta, target, err := e.prepare(raw)
+		if err != nil {
+			return nil, err
+		}
+		meta = ss.requestMeta(meta)
+		if err := requireExtension(e, meta.ClientCapabilities); err != nil {
+			return nil, err
+		}
+		req := &Request{ID: msg.ID, Method: msg.Method, Params: params, Meta: meta, notify: notify, call: call, session: ss, target: target, targetMember: e.opts.Target}
+		return ss.s.Serve(ctx, req)
 	}
 	params, meta, err := m.decode(raw)
 	if err != nil {

@@ -254,6 +254,9 @@ func (c *clientConn) Write(ctx context.Context, msg []byte) error {
 		return transport.ErrClosed
 	}
 	out, err := peekOutgoing(msg)
+	if err == nil {
+		out.info.target, out.info.targetSet = transport.TargetFrom(ctx)
+	}
 	if err == nil && (c.legacy.Load() != nil || (out.method == mcp.MethodInitialize && out.id.IsValid())) {
 		return c.writeLegacy(ctx, &out, msg)
 	}
@@ -344,6 +347,10 @@ func (c *clientConn) headers(method string, info *requestInfo) http.Header {
 	case mcp.MethodReadResource:
 		if info.uri != nil {
 			h[canonName] = []string{EncodeHeaderValue(*info.uri)}
+		}
+	default:
+		if info.targetSet {
+			h[canonName] = []string{EncodeHeaderValue(info.target)}
 		}
 	}
 	if method == mcp.MethodCallTool && info.name != nil && len(info.args) > 0 {

@@ -24,11 +24,13 @@ type outgoing struct {
 
 // requestInfo is what the headers of a request are made from.
 type requestInfo struct {
-	version string          // _meta protocolVersion
-	meta    json.RawMessage // the raw _meta, reused by the tools/list refetch
-	name    *string         // params.name
-	uri     *string         // params.uri
-	args    json.RawMessage // params.arguments
+	version   string          // _meta protocolVersion
+	meta      json.RawMessage // the raw _meta, reused by the tools/list refetch
+	name      *string         // params.name
+	uri       *string         // params.uri
+	args      json.RawMessage // params.arguments
+	target    string          // an extension method's target (transport.WithTarget),
+	targetSet bool            // when set
 }
 
 var errNotMessage = errors.New("streamhttp: not a JSON-RPC message")

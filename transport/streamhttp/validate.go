@@ -18,8 +18,9 @@ import (
 // 400 Bad Request.
 
 // checkHeaders validates the headers of a prepared request: the protocol
-// version and method always; the name for tools/call, prompts/get and
-// resources/read; the Mcp-Param-* headers of a tools/call.
+// version and method always; the name for tools/call, prompts/get,
+// resources/read and the extension methods that name a target; the
+// Mcp-Param-* headers of a tools/call.
 func (h *Handler) checkHeaders(r *http.Request, req *server.Request) *jsonrpc.Error {
 	hdr := r.Header
 	if e := compareVersionHeader(hdr, string(req.Meta.ProtocolVersion)); e != nil {
@@ -35,15 +36,8 @@ func (h *Handler) checkHeaders(r *http.Request, req *server.Request) *jsonrpc.Er
 		return mismatch("%s header value %s does not match body method %q", HeaderMethod, echoHeader(method), req.Method)
 	}
 
-	var name, field string
-	switch p := req.Params.(type) {
-	case *mcp.CallToolRequestParams:
-		name, field = p.Name, "params.name"
-	case *mcp.GetPromptRequestParams:
-		name, field = p.Name, "params.name"
-	case *mcp.ReadResourceRequestParams:
-		name, field = p.URI, "params.uri"
-	default:
+	name, member, named := req.Target()
+	if !named {
 		return nil
 	}
 	raw, ok, err := singleHeader(hdr, canonName)
@@ -51,7 +45,7 @@ func (h *Handler) checkHeaders(r *http.Request, req *server.Request) *jsonrpc.Er
 	case err != nil:
 		return mismatch("%s header %v", HeaderName, err)
 	case !ok:
-		return mismatch("missing %s header (required for %s; the body's %s is %q)", HeaderName, req.Method, field, name)
+		return mismatch("missing %s header (required for %s; the body's params.%s is %q)", HeaderName, req.Method, member, name)
 	}
 	decoded, err := DecodeHeaderValue(raw)
 	if err != nil {

@@ -1,0 +1,123 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+)
+
+const (
+	noteExt    = "com.example/notes"
+	noteMethod = "notes/get"
+)
+
+type noteParams struct {
+	mcp.RequestParams
+	NoteID string `json:"noteId"`
+}
+
+type noteResult struct {
+	mcp.Result
+	Text string `json:"text"`
+}
+
+func notesServer(t *testing.T) *server.Server {
+	t.Helper()
+	s := newServer(nil)
+	if err := s.DeclareExtension(noteExt, map[string]int{"max": 3}); err != nil {
+		t.Fatal(err)
+	}
+	err := server.HandleMethod(s, noteMethod, &server.MethodOptions{Extension: noteExt, Target: "noteId"},
+		func(ctx context.Context, req *server.Request, p *noteParams) (*noteResult, error) {
+			if p.RequestMeta().ClientCapabilities == nil {
+				t.Error("no client capabilities in the handler's _meta")
+			}
+			return &noteResult{Text: "note " + p.NoteID}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestCallMethod: a client that declares the extension calls its method
+// with typed params and result; _meta is the session's; the server's
+// declaration is readable; a client that does not declare it gets -32021.
+func TestCallMethod(t *testing.T) {
+	s := notesServer(t)
+	c := newClient(&client.Options{Extensions: map[string]json.RawMessage{noteExt: nil}})
+	sess, w := connect(t, c, s)
+	ctx := context.Background()
+	in := &noteParams{NoteID: "n-1"}
+	res, err := client.CallMethod[noteResult](ctx, sess, noteMethod, in, &client.MethodOptions{Target: "n-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "note n-1" || res.ResultType != mcp.ResultTypeComplete {
+		t.Errorf("result %+v", res)
+	}
+	if in.Meta != nil {
+		t.Error("CallMethod wrote into the caller's params")
+	}
+	sent := w.Requests(noteMethod)
+	if len(sent) != 1 {
+		t.Fatalf("sent %d %s requests", len(sent), noteMethod)
+	}
+	var caps mcp.ClientCapabilities
+	if err := json.Unmarshal(sent[0].meta(t)["io.modelcontextprotocol/clientCapabilities"], &caps); err != nil {
+		t.Fatal(err)
+	}
+	if string(caps.Extensions[noteExt]) != "{}" {
+		t.Errorf("declared extensions %v", caps.Extensions)
+	}
+	if _, err := sess.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if settings, ok := sess.ServerExtension(noteExt); !ok || string(settings) != `{"max":3}` {
+		t.Errorf("ServerExtension = %s, %v", settings, ok)
+	}
+	if _, ok := sess.ServerExtension("com.example/other"); ok {
+		t.Error("an undeclared extension reported")
+	}
+
+	plain, _ := connect(t, newClient(nil), s)
+	_, err = client.CallMethod[noteResult](ctx, plain, noteMethod, &noteParams{NoteID: "n-1"}, nil)
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != -32021 {
+		t.Fatalf("undeclared client: %v, want -32021", err)
+	}
+	if _, err := client.CallMethod[noteResult](ctx, plain, noteMethod, (*noteParams)(nil), nil); err == nil {
+		t.Error("nil params accepted")
+	}
+}
+
+// TestExtensionsOptionKeepsCapabilities: Options.Extensions adds to the
+// declared capabilities without writing into the caller's value.
+func TestExtensionsOptionKeepsCapabilities(t *testing.T) {
+	caps := &mcp.ClientCapabilities{Roots: &mcp.RootsCapability{}}
+	s := notesServer(t)
+	var got *mcp.ClientCapabilities
+	if err := server.HandleMethod(s, "notes/caps", nil, func(ctx context.Context, req *server.Request, p *noteParams) (*noteResult, error) {
+		got = req.Meta.ClientCapabilities
+		return &noteResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(&client.Options{Capabilities: caps, Extensions: map[string]json.RawMessage{noteExt: json.RawMessage(`{"v":1}`)}})
+	sess, _ := connect(t, c, s)
+	if _, err := client.CallMethod[noteResult](context.Background(), sess, "notes/caps", &noteParams{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Roots == nil || string(got.Extensions[noteExt]) != `{"v":1}` {
+		t.Errorf("server saw %+v", got)
+	}
+	if caps.Extensions != nil {
+		t.Error("the caller's Capabilities were written")
+	}
+}
