@@ -155,7 +155,9 @@ func TestHandleMethodWithoutOptions(t *testing.T) {
 // either generation, a back-channel request's or a notification's name.
 func TestHandleMethodRefusesCoreMethods(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "ext", Version: "1"}, nil)
-	h := func(ctx context.Context, req *server.Request, p *echoParams) (*echoResult, error) { return &echoResult{}, nil }
+	h := func(ctx context.Context, req *server.Request, p *echoParams) (*echoResult, error) {
+		return &echoResult{}, nil
+	}
 	for _, m := range []string{mcp.MethodCallTool, mcp.MethodDiscover, mcp.MethodSubscriptionsListen, mcp.MethodInitialize, mcp.MethodPing,
 		mcp.MethodSetLoggingLevel, mcp.MethodElicit, mcp.MethodListRoots, mcp.MethodCreateMessage} {
 		if err := server.HandleMethod(s, m, nil, h); !errors.Is(err, server.ErrMethodDefined) {
