@@ -3,6 +3,7 @@ package oauthclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -106,13 +107,25 @@ func resourceMetadataURLs(serverURL *url.URL, fromHeader string) []string {
 // serverURL. A document whose resource does not cover serverURL is refused
 // with a *ResourceMismatchError, not skipped: a server that points the
 // client at metadata for another resource is wrong or hostile either way.
+//
+// The metadata may come over plain HTTP from the MCP server's own origin
+// (the user chose that URL) or from a loopback host; anything else, the
+// URL of the challenge or a redirect, must be https, so that an https
+// server's metadata cannot be swapped on the way.
 func discoverResource(ctx context.Context, hc *http.Client, serverURL *url.URL, fromHeader string) (*ResourceMetadata, error) {
+	allow := func(u *url.URL) bool { return secureURL(u) || sameOrigin(u, serverURL) }
+	if fromHeader != "" {
+		if u, err := url.Parse(fromHeader); err == nil && !allow(u) {
+			return nil, &InsecureURLError{URL: fromHeader, Role: "resource_metadata"}
+		}
+	}
+	hc = guardRedirects(hc, "resource_metadata", allow)
 	var errs []error
 	for _, u := range resourceMetadataURLs(serverURL, fromHeader) {
 		var md ResourceMetadata
 		found, err := getJSON(ctx, hc, u, &md)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrInsecureURL) {
 				return nil, err
 			}
 			errs = append(errs, err)
@@ -130,6 +143,11 @@ func discoverResource(ctx context.Context, hc *http.Client, serverURL *url.URL, 
 		return &md, nil
 	}
 	return nil, fmt.Errorf("%w: no protected resource metadata for %s (%v)", ErrDiscovery, serverURL, joinErrs(errs))
+}
+
+// sameOrigin reports whether u has the scheme and authority of origin.
+func sameOrigin(u, origin *url.URL) bool {
+	return strings.EqualFold(u.Scheme, origin.Scheme) && strings.EqualFold(u.Host, origin.Host)
 }
 
 func joinErrs(errs []error) string {
@@ -194,17 +212,28 @@ func serverMetadataURLs(issuer string) ([]string, error) {
 // section 3.3, OpenID Discovery section 4.3). A mismatch is refused at
 // once, not skipped, since the document at a well-known URL of the issuer
 // claiming to be someone else is an attack or a misconfiguration.
+//
+// The issuer, every redirect on the way to its metadata, and the
+// authorization and token endpoints must be https unless on a loopback
+// host; anything else is refused with an *InsecureURLError before the
+// client sends the user or a code there. The registration endpoint is
+// checked when it is used (register), since a client registered otherwise
+// never goes there.
 func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*ServerMetadata, error) {
 	urls, err := serverMetadataURLs(issuer)
 	if err != nil {
 		return nil, err
 	}
+	if err := requireSecure(issuer, "issuer"); err != nil {
+		return nil, err
+	}
+	hc = guardRedirects(hc, "authorization_server_metadata", secureURL)
 	var errs []error
 	for _, u := range urls {
 		var md ServerMetadata
 		found, err := getJSON(ctx, hc, u, &md)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrInsecureURL) {
 				return nil, err
 			}
 			errs = append(errs, err)
@@ -218,6 +247,12 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*Serve
 		}
 		if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
 			return nil, fmt.Errorf("%w: %s lacks authorization_endpoint or token_endpoint", ErrDiscovery, u)
+		}
+		if err := requireSecure(md.AuthorizationEndpoint, "authorization_endpoint"); err != nil {
+			return nil, err
+		}
+		if err := requireSecure(md.TokenEndpoint, "token_endpoint"); err != nil {
+			return nil, err
 		}
 		if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
 			return nil, fmt.Errorf("%w (%s lists code_challenge_methods_supported %q)", ErrPKCEUnsupported, u, md.CodeChallengeMethodsSupported)

@@ -37,6 +37,12 @@ var (
 	// ErrDiscovery: no usable protected-resource or authorization server
 	// metadata was found.
 	ErrDiscovery = errors.New("oauthclient: metadata discovery failed")
+	// ErrInsecureURL: an authorization server URL, or a redirect met on
+	// the way to one, is not https (and not on a loopback host), so the
+	// metadata, the authorization request or the code with its PKCE
+	// verifier would cross the network in the clear. See
+	// [InsecureURLError].
+	ErrInsecureURL = errors.New("oauthclient: authorization server URL is not https")
 )
 
 // IssuerMismatchError says which issuer was expected and which one came.
@@ -151,3 +157,34 @@ type HTTPError struct {
 func (e *HTTPError) Error() string {
 	return fmt.Sprintf("oauthclient: %s answered %d: %s", e.URL, e.StatusCode, e.Body)
 }
+
+// InsecureURLError is a URL the client refused to use because it is not
+// https and its host is not loopback (localhost, 127.0.0.0/8 or ::1): the
+// MCP authorization specification wants every authorization server URL
+// served over HTTPS, and following a plain-HTTP one would let anyone on
+// the path read or rewrite the metadata, the authorization request, or the
+// code and its PKCE verifier.
+type InsecureURLError struct {
+	// URL is the refused URL.
+	URL string
+	// Role is what the client was about to use URL for: "issuer" (the
+	// protected resource's authorization_servers entry),
+	// "resource_metadata", "authorization_server_metadata",
+	// "authorization_endpoint", "token_endpoint" or
+	// "registration_endpoint".
+	Role string
+	// From is set when URL is where a redirect pointed: the URL that
+	// redirected there (fetched for Role).
+	From string
+}
+
+// Error implements error.
+func (e *InsecureURLError) Error() string {
+	if e.From != "" {
+		return fmt.Sprintf("oauthclient: refusing the redirect from %s (%s) to %s: authorization server URLs must be https except on a loopback host", e.From, e.Role, e.URL)
+	}
+	return fmt.Sprintf("oauthclient: refusing %s %s: authorization server URLs must be https except on a loopback host", e.Role, e.URL)
+}
+
+// Is makes errors.Is(err, ErrInsecureURL) true.
+func (e *InsecureURLError) Is(target error) bool { return target == ErrInsecureURL }

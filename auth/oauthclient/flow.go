@@ -112,13 +112,16 @@ func (t *Transport) register(ctx context.Context, asm *ServerMetadata) (*ClientI
 	fail := func(reason string, err error) error {
 		return &RegistrationError{Issuer: asm.Issuer, Reason: reason, Err: err}
 	}
+	if err := requireSecure(asm.RegistrationEndpoint, "registration_endpoint"); err != nil {
+		return nil, fail("", err)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fail("", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	resp, err := t.cfg.HTTPClient.Do(req)
+	resp, err := guardRedirects(t.cfg.HTTPClient, "registration_endpoint", secureURL).Do(req)
 	if err != nil {
 		return nil, fail("", err)
 	}
@@ -274,7 +277,7 @@ func (t *Transport) tokenRequest(ctx context.Context, asm *ServerMetadata, clien
 		// RFC 6749 section 2.3.1: both are form-encoded before Basic.
 		req.SetBasicAuth(url.QueryEscape(client.ClientID), url.QueryEscape(client.ClientSecret))
 	}
-	resp, err := t.cfg.HTTPClient.Do(req)
+	resp, err := guardRedirects(t.cfg.HTTPClient, "token_endpoint", secureURL).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("oauthclient: token request: %w", err)
 	}
