@@ -2,10 +2,14 @@ package oauthclient
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -39,8 +43,19 @@ type fakeAS struct {
 	expiresIn       int
 	tokenPrefix     string
 
+	// For the plain-HTTP refusals: the server as it is named in URLs, and
+	// where its metadata sends the client. A test routes these names to
+	// srv (or a plain twin) with routedClient.
+	tls              bool   // serve over TLS (httptest.NewTLSServer)
+	origin           string // the issuer's scheme and host instead of srv.URL
+	authEndpoint     string // authorization_endpoint instead of the issuer's /authorize
+	tokenEndpoint    string // token_endpoint instead of the issuer's /token
+	metadataRedirect string // redirect metadata requests that come over TLS here
+	tokenRedirect    string // redirect (307) token requests that come over TLS here
+
 	mu         sync.Mutex
-	challenge  string // PKCE challenge of the last authorization request
+	reqs       []string // "scheme METHOD path" of every request
+	challenge  string   // PKCE challenge of the last authorization request
 	authReqs   []url.Values
 	tokenReqs  []url.Values
 	tokenAuth  []string // Authorization header of each token request
@@ -58,12 +73,67 @@ func newFakeAS(t *testing.T, configure func(*fakeAS)) *fakeAS {
 	if configure != nil {
 		configure(as)
 	}
-	as.srv = httptest.NewServer(http.HandlerFunc(as.serve))
+	if as.tls {
+		as.srv = httptest.NewTLSServer(http.HandlerFunc(as.serve))
+	} else {
+		as.srv = httptest.NewServer(http.HandlerFunc(as.serve))
+	}
 	t.Cleanup(as.srv.Close)
 	return as
 }
 
-func (as *fakeAS) issuer() string { return as.srv.URL + as.prefix }
+// plainTwin serves as over plain HTTP on a second listener, with the same
+// state: the other end of a downgrade.
+func (as *fakeAS) plainTwin(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(as.serve))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (as *fakeAS) issuer() string {
+	if as.origin != "" {
+		return as.origin + as.prefix
+	}
+	return as.srv.URL + as.prefix
+}
+
+// requests returns "scheme METHOD path" of every request as received.
+func (as *fakeAS) requests() []string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return slices.Clone(as.reqs)
+}
+
+// routedClient returns a client that connects to routes[host] for a URL
+// with that host, whatever its port, and to the host itself otherwise. It
+// trusts the routed TLS servers' certificate, which httptest issues for
+// example.com (and loopback): a TLS route must be named example.com.
+func routedClient(t *testing.T, routes map[string]*httptest.Server) *http.Client {
+	t.Helper()
+	pool := x509.NewCertPool()
+	for _, s := range routes {
+		if c := s.Certificate(); c != nil {
+			pool.AddCert(c)
+		}
+	}
+	var d net.Dialer
+	tr := &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			if s, ok := routes[host]; ok {
+				addr = s.Listener.Addr().String()
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
 
 func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 	mdPath := as.metadataPath
@@ -72,7 +142,16 @@ func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	as.mu.Lock()
 	defer as.mu.Unlock()
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	as.reqs = append(as.reqs, scheme+" "+r.Method+" "+r.URL.Path)
 	switch {
+	case r.Method == http.MethodGet && r.URL.Path == mdPath && r.TLS != nil && as.metadataRedirect != "":
+		http.Redirect(w, r, as.metadataRedirect, http.StatusFound)
+	case r.Method == http.MethodPost && r.URL.Path == as.prefix+"/token" && r.TLS != nil && as.tokenRedirect != "":
+		http.Redirect(w, r, as.tokenRedirect, http.StatusTemporaryRedirect)
 	case r.Method == http.MethodGet && r.URL.Path == mdPath:
 		as.metaHits = append(as.metaHits, r.URL.Path)
 		iss := as.issuer()
@@ -81,8 +160,8 @@ func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		md := map[string]any{
 			"issuer":                   iss,
-			"authorization_endpoint":   as.issuer() + "/authorize",
-			"token_endpoint":           as.issuer() + "/token",
+			"authorization_endpoint":   cmp.Or(as.authEndpoint, as.issuer()+"/authorize"),
+			"token_endpoint":           cmp.Or(as.tokenEndpoint, as.issuer()+"/token"),
 			"response_types_supported": []string{"code"},
 		}
 		if !as.noPKCE {
