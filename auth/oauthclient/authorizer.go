@@ -2,6 +2,7 @@ package oauthclient
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"html"
@@ -102,6 +103,11 @@ func stripQuery(u *url.URL) string {
 // authorization URL (and opens it with Open, when set), and takes the
 // redirect the browser brings back. Create it with [NewLoopbackAuthorizer]
 // and Close it when done.
+//
+// It takes only the redirect whose state is the authorization URL's state
+// parameter. Any other request to the redirect path while the user is at
+// the consent screen (a stray or forged one, a stale tab's) is answered
+// 400 and does not end the wait, so it cannot break the user's login.
 type LoopbackAuthorizer struct {
 	ln       net.Listener
 	srv      *http.Server
@@ -110,7 +116,13 @@ type LoopbackAuthorizer struct {
 	open     func(string) error
 
 	mu      sync.Mutex
-	waiting chan url.Values // the pending Authorize call, if any
+	waiting *pendingAuthorization // the pending Authorize call, if any
+}
+
+// pendingAuthorization is an Authorize call waiting for its redirect.
+type pendingAuthorization struct {
+	ch    chan url.Values
+	state string // of the authorization URL; "" takes any redirect
 }
 
 // LoopbackOptions configures a [LoopbackAuthorizer]. The zero value is
@@ -167,13 +179,16 @@ func (a *LoopbackAuthorizer) RedirectURI() string { return a.redirect }
 
 // Authorize implements [Authorizer]. One authorization runs at a time.
 func (a *LoopbackAuthorizer) Authorize(ctx context.Context, authURL string) (url.Values, error) {
-	ch := make(chan url.Values, 1)
+	p := &pendingAuthorization{ch: make(chan url.Values, 1)}
+	if u, err := url.Parse(authURL); err == nil {
+		p.state = u.Query().Get("state")
+	}
 	a.mu.Lock()
 	if a.waiting != nil {
 		a.mu.Unlock()
 		return nil, errors.New("oauthclient: another authorization is already waiting for its redirect")
 	}
-	a.waiting = ch
+	a.waiting = p
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -187,7 +202,7 @@ func (a *LoopbackAuthorizer) Authorize(ctx context.Context, authURL string) (url
 		}
 	}
 	select {
-	case q := <-ch:
+	case q := <-p.ch:
 		return q, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -196,15 +211,19 @@ func (a *LoopbackAuthorizer) Authorize(ctx context.Context, authURL string) (url
 
 func (a *LoopbackAuthorizer) callback(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
-	ch := a.waiting
+	p := a.waiting
 	a.mu.Unlock()
-	if ch == nil {
+	if p == nil {
 		http.Error(w, "no authorization is in progress", http.StatusNotFound)
 		return
 	}
 	q := r.URL.Query()
+	if p.state != "" && subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(p.state)) != 1 {
+		http.Error(w, "this is not the redirect of the authorization in progress (state does not match)", http.StatusBadRequest)
+		return
+	}
 	select {
-	case ch <- q:
+	case p.ch <- q:
 	default: // a second redirect for the same request: the first one counts
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

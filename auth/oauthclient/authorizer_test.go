@@ -3,12 +3,15 @@ package oauthclient
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestHeadlessAuthorizerRefusesForeignRedirect(t *testing.T) {
@@ -85,5 +88,68 @@ func TestLoopbackAuthorizer(t *testing.T) {
 	cancel()
 	if _, err := a.Authorize(ctx, "https://as.example/authorize"); err != context.Canceled {
 		t.Errorf("cancelled Authorize: %v", err)
+	}
+}
+
+// TestLoopbackAuthorizerWaitsForItsState runs the whole flow with a
+// LoopbackAuthorizer whose "browser" first meets a stray request to the
+// redirect path (wrong state, then none), then completes the consent. The
+// strays are answered 400 and the flow goes on with the real code.
+func TestLoopbackAuthorizerWaitsForItsState(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	as := newFakeAS(t, nil)
+	rs := newFakeRS(t, as, nil)
+	browser := &http.Client{}
+	// get returns the status, content type and body of a GET of u, or
+	// the error as the body.
+	get := func(u string) (int, string, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return 0, "", err.Error()
+		}
+		resp, err := browser.Do(req)
+		if err != nil {
+			return 0, "", err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	}
+	var a *LoopbackAuthorizer
+	var strays []string
+	a, err := NewLoopbackAuthorizer(&LoopbackOptions{Out: io.Discard, Open: func(authURL string) error {
+		for _, q := range []string{"?code=code-stray&state=wrong&iss=" + url.QueryEscape(as.issuer()), "?code=code-stray"} {
+			status, ct, body := get(a.RedirectURI() + q)
+			if status != http.StatusBadRequest || !strings.HasPrefix(ct, "text/plain") {
+				strays = append(strays, fmt.Sprintf("%s: %d %s %s", q, status, ct, body))
+			}
+		}
+		// The consent: the authorization server redirects the browser
+		// to the callback with the real code and state.
+		if status, _, body := get(authURL); status != 200 {
+			strays = append(strays, fmt.Sprintf("consent: %d %s", status, body))
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tr := newTransport(t, Config{Authorizer: a})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs.url(), strings.NewReader("x"))
+	resp, err := tr.Client().Do(req)
+	if err != nil {
+		t.Fatalf("the flow failed: %v (browser: %q)", err, strays)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if len(strays) != 0 {
+		t.Errorf("the stray redirects were not answered 400 text/plain: %q", strays)
+	}
+	if _, token, _ := as.counts(); token != 1 || as.tokenReqs[0].Get("code") == "code-stray" {
+		t.Errorf("token requests %v, want one with the real code", as.tokenReqs)
 	}
 }
