@@ -50,6 +50,7 @@ type fakeAS struct {
 	origin           string // the issuer's scheme and host instead of srv.URL
 	authEndpoint     string // authorization_endpoint instead of the issuer's /authorize
 	tokenEndpoint    string // token_endpoint instead of the issuer's /token
+	regEndpoint      string // registration_endpoint instead of the issuer's /register
 	metadataRedirect string // redirect metadata requests that come over TLS here
 	tokenRedirect    string // redirect (307) token requests that come over TLS here
 
@@ -168,7 +169,7 @@ func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 			md["code_challenge_methods_supported"] = []string{"S256"}
 		}
 		if !as.noRegistration {
-			md["registration_endpoint"] = as.issuer() + "/register"
+			md["registration_endpoint"] = cmp.Or(as.regEndpoint, as.issuer()+"/register")
 		}
 		if as.issSupported {
 			md["authorization_response_iss_parameter_supported"] = true

@@ -104,6 +104,33 @@ func TestRefusesPlainHTTPAuthorizationEndpoint(t *testing.T) {
 	}
 }
 
+// TestRefusesPlainHTTPRegistrationEndpoint: the registration endpoint is
+// checked when it is used, and the refusal is a failed registration too.
+func TestRefusesPlainHTTPRegistrationEndpoint(t *testing.T) {
+	as := newFakeAS(t, func(as *fakeAS) {
+		as.tls, as.origin, as.regEndpoint = true, "https://example.com", "http://as.example/register"
+	})
+	plain := as.plainTwin(t)
+	rs := newFakeRS(t, as, nil)
+	hc := routedClient(t, map[string]*httptest.Server{"example.com": as.srv, "as.example": plain})
+	tr := newTransport(t, Config{HTTPClient: hc, Authorizer: &HeadlessAuthorizer{HTTPClient: hc}})
+	err := sendWithin(t, tr, rs.url())
+	wantInsecure(t, err, "http://as.example/register", "registration_endpoint", "")
+	if !errors.Is(err, ErrRegistrationFailed) {
+		t.Errorf("err = %v, want ErrRegistrationFailed as well", err)
+	}
+	noPlainHTTP(t, as)
+
+	// A client registered otherwise never goes there, so the endpoint
+	// does not stand in its way.
+	pre := newTransport(t, Config{HTTPClient: hc, Authorizer: &HeadlessAuthorizer{HTTPClient: hc},
+		PreRegistered: func(string) *ClientInfo { return &ClientInfo{ClientID: "pre"} }})
+	if err := sendWithin(t, pre, rs.url()); err != nil {
+		t.Fatalf("pre-registered client: %v", err)
+	}
+	noPlainHTTP(t, as)
+}
+
 func TestRefusesMetadataRedirectToPlainHTTP(t *testing.T) {
 	const md = "/.well-known/oauth-authorization-server"
 	as := newFakeAS(t, func(as *fakeAS) {
