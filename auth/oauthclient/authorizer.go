@@ -18,7 +18,7 @@ import (
 // An Authorizer runs the interactive step of the authorization code flow:
 // it sends the user (a browser) to the authorization URL and returns the
 // query of the request the authorization server redirected back to
-// RedirectURI. It does not check the response: the caller checks state
+// RedirectURI. It need not check the response: the caller checks state
 // and iss, and redeems the code.
 type Authorizer interface {
 	// RedirectURI is the redirect_uri to register and to send. It must

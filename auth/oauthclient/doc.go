@@ -52,6 +52,19 @@
 //     for a public client), with the resource parameter again, stores the
 //     tokens and retries the request once.
 //
+// # Never plain HTTP
+//
+// Every authorization server URL the transport uses must be https: the
+// issuer (the protected resource's authorization_servers entry), its
+// metadata URLs, and the authorization, token and registration endpoints,
+// and so must every redirect it follows while fetching them. Plain HTTP is
+// allowed only to a loopback host (localhost, 127.0.0.0/8, ::1), as the
+// MCP authorization spec allows, and, for the protected-resource metadata,
+// from the MCP server's own origin, the URL the user chose. Anything else
+// is refused with an [*InsecureURLError] naming the URL and its role,
+// before the metadata, the authorization request or the code and its PKCE
+// verifier could cross the network in the clear.
+//
 // A later 401 for a request that carried a token first tries the refresh
 // token, then starts over; an expired token is refreshed before it is
 // sent. Discovery runs again each time, so a server that moved to another
@@ -73,7 +86,9 @@
 // An [Authorizer] is given the authorization URL and returns the query of
 // the redirect. [LoopbackAuthorizer] is the one for desktop and command
 // line applications: it listens on a loopback port, prints the URL (and
-// opens a browser, if told how) and takes the redirect. [HeadlessAuthorizer]
+// opens a browser, if told how) and takes the redirect whose state is the
+// one of the authorization URL: a stray request to its callback is
+// answered 400 and does not end the user's login. [HeadlessAuthorizer]
 // requests the URL itself and reads the redirect from the Location header,
 // for tests and for authorization servers that approve without a user.
 //
@@ -82,7 +97,7 @@
 // Every refusal is typed and matches a sentinel with [errors.Is]:
 // [ErrNoAuthorizer], [ErrIssuerMismatch], [ErrResourceMismatch],
 // [ErrStepUpLimit], [ErrRegistrationFailed], [ErrStateMismatch],
-// [ErrPKCEUnsupported], [ErrDiscovery]. Errors of the token endpoint are
+// [ErrPKCEUnsupported], [ErrDiscovery], [ErrInsecureURL]. Errors of the token endpoint are
 // x/oauth2's [*oauth2.RetrieveError]. A request that fails this way returns
 // the error from RoundTrip, so an [http.Client] reports it wrapped in a
 // [*url.Error].
