@@ -199,7 +199,13 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	return res.(*mcp.CallToolResult), nil
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok {
+		// A task: the server created one although this client declared
+		// no tasks extension, which the extension forbids.
+		return nil, &InvalidResponseError{Method: mcp.MethodCallTool, Err: fmt.Errorf("resultType %q: the client did not declare %s", res.ResultHeader().ResultType, mcp.ExtensionTasks)}
+	}
+	return r, nil
 }
 
 // GetPrompt gets a prompt with its arguments, running the multi-round-trip

@@ -54,7 +54,8 @@ func ExampleDecodeCallToolOutcome() {
 		`{"resultType":"complete","content":[{"type":"text","text":"72°F"}]}`,
 		`{"content":[{"type":"text","text":"from a legacy server"}]}`,
 		`{"resultType":"input_required","requestState":"busy, retry"}`,
-		`{"resultType":"task","taskId":"t1"}`,
+		`{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-12-04T10:00:00Z","lastUpdatedAt":"2026-12-04T10:00:00Z","ttlMs":null}`,
+		`{"resultType":"magic"}`,
 	} {
 		out, err := mcp.DecodeCallToolOutcome(json.RawMessage(raw))
 		switch r := out.(type) {
@@ -62,6 +63,8 @@ func ExampleDecodeCallToolOutcome() {
 			fmt.Println("complete:", r.Content[0].(*mcp.TextContent).Text)
 		case *mcp.InputRequiredResult:
 			fmt.Printf("input required: %d requests, state %q\n", len(r.InputRequests), r.RequestState)
+		case *mcp.CreateTaskResult:
+			fmt.Printf("task %s: %s\n", r.TaskID, r.Status)
 		default:
 			fmt.Println("error:", err)
 		}
@@ -70,7 +73,8 @@ func ExampleDecodeCallToolOutcome() {
 	// complete: 72°F
 	// complete: from a legacy server
 	// input required: 0 requests, state "busy, retry"
-	// error: mcp: unknown resultType "task"
+	// task t1: working
+	// error: mcp: unknown resultType "magic"
 }
 
 func ExampleAsUnsupportedProtocolVersion() {

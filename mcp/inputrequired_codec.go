@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -128,14 +129,27 @@ func (r *InputRequiredResult) UnmarshalJSON(data []byte) error {
 
 // DecodeCallToolOutcome decodes the result of tools/call by its resultType:
 // absent or "complete" gives *CallToolResult, "input_required" gives
-// *InputRequiredResult, and anything else an [*UnknownResultTypeError].
+// *InputRequiredResult, the tasks extension's "task" *CreateTaskResult, and
+// anything else an [*UnknownResultTypeError].
 //
 // A complete result is decoded in one pass over raw, which also finds the
 // resultType; the result and what it commonly points to (its _meta and
 // serverInfo, one text block) are allocated together, and its strings share
 // one copy of raw when raw is small.
 func DecodeCallToolOutcome(raw json.RawMessage) (CallToolOutcome, error) {
-	return decodeOutcome[CallToolOutcome, callToolResultBlock](raw)
+	o, err := decodeOutcome[CallToolOutcome, callToolResultBlock](raw)
+	if err != nil {
+		// The tasks extension's answer: rare, so looked for only once the
+		// core types did not match.
+		if unknown := (*UnknownResultTypeError)(nil); errors.As(err, &unknown) && unknown.Value == string(ResultTypeTask) {
+			t := new(CreateTaskResult)
+			if err := json.Unmarshal(raw, t); err != nil {
+				return nil, err
+			}
+			return t, nil
+		}
+	}
+	return o, err
 }
 
 // DecodeGetPromptOutcome decodes the result of prompts/get by its

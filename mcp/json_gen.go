@@ -387,6 +387,47 @@ func (v CallToolResult) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes CancelTaskRequestParams (see its //mcp:json rules).
+func (v *CancelTaskRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"taskId":`...)
+	dst = appendJSONString(dst, string(v.TaskID))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CancelTaskRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CancelTaskRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CancelTaskRequestParams) marshalReference() ([]byte, error) {
+	type plain CancelTaskRequestParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes CancelledNotificationParams (see its //mcp:json rules).
 func (v *CancelledNotificationParams) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -934,6 +975,73 @@ func (v CreateMessageResult) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes CreateTaskResult (see its //mcp:json rules).
+func (v *CreateTaskResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"taskId":`...)
+	dst = appendJSONString(dst, string(v.Task.TaskID))
+	dst = append(dst, `,"status":`...)
+	dst = appendJSONString(dst, string(v.Task.Status))
+	if v.Task.StatusMessage != "" {
+		dst = append(dst, `,"statusMessage":`...)
+		dst = appendJSONString(dst, string(v.Task.StatusMessage))
+	}
+	dst = append(dst, `,"createdAt":`...)
+	dst = appendJSONString(dst, string(v.Task.CreatedAt))
+	dst = append(dst, `,"lastUpdatedAt":`...)
+	dst = appendJSONString(dst, string(v.Task.LastUpdatedAt))
+	dst = append(dst, `,"ttlMs":`...)
+	if v.Task.TTLMs == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, int64((*v.Task.TTLMs)), 10)
+	}
+	if v.Task.PollIntervalMs != 0 {
+		dst = append(dst, `,"pollIntervalMs":`...)
+		dst = strconv.AppendInt(dst, int64(v.Task.PollIntervalMs), 10)
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v CreateTaskResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of CreateTaskResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v CreateTaskResult) marshalReference() ([]byte, error) {
+	type plain CreateTaskResult
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes DiscoverResult (see its //mcp:json rules).
 func (v *DiscoverResult) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -1398,6 +1506,140 @@ func (v GetPromptResult) marshalReference() ([]byte, error) {
 	if v.Messages == nil {
 		v.Messages = []PromptMessage{}
 	}
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes GetTaskRequestParams (see its //mcp:json rules).
+func (v *GetTaskRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"taskId":`...)
+	dst = appendJSONString(dst, string(v.TaskID))
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v GetTaskRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of GetTaskRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v GetTaskRequestParams) marshalReference() ([]byte, error) {
+	type plain GetTaskRequestParams
+	return json.Marshal(plain(v))
+}
+
+// appendJSON appends v as json.Marshal encodes GetTaskResult (see its //mcp:json rules).
+func (v *GetTaskResult) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Result.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Result.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	if v.Result.ResultType != "" {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"resultType":`...)
+		dst = appendJSONString(dst, string(v.Result.ResultType))
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"taskId":`...)
+	dst = appendJSONString(dst, string(v.Task.TaskID))
+	dst = append(dst, `,"status":`...)
+	dst = appendJSONString(dst, string(v.Task.Status))
+	if v.Task.StatusMessage != "" {
+		dst = append(dst, `,"statusMessage":`...)
+		dst = appendJSONString(dst, string(v.Task.StatusMessage))
+	}
+	dst = append(dst, `,"createdAt":`...)
+	dst = appendJSONString(dst, string(v.Task.CreatedAt))
+	dst = append(dst, `,"lastUpdatedAt":`...)
+	dst = appendJSONString(dst, string(v.Task.LastUpdatedAt))
+	dst = append(dst, `,"ttlMs":`...)
+	if v.Task.TTLMs == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, int64((*v.Task.TTLMs)), 10)
+	}
+	if v.Task.PollIntervalMs != 0 {
+		dst = append(dst, `,"pollIntervalMs":`...)
+		dst = strconv.AppendInt(dst, int64(v.Task.PollIntervalMs), 10)
+	}
+	if len(v.ToolResult) > 0 {
+		dst = append(dst, `,"result":`...)
+		if dst, err = appendRawMessage(dst, v.ToolResult); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Error) > 0 {
+		dst = append(dst, `,"error":`...)
+		if dst, err = appendRawMessage(dst, v.Error); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.InputRequests) > 0 {
+		dst = append(dst, `,"inputRequests":`...)
+		if dst, err = appendSortedMap(dst, v.InputRequests, func(d1 []byte, e1 InputRequest) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v GetTaskResult) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of GetTaskResult through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v GetTaskResult) marshalReference() ([]byte, error) {
+	type plain GetTaskResult
 	return json.Marshal(plain(v))
 }
 
@@ -3982,6 +4224,87 @@ func (v SubscriptionsListenResult) marshalReference() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// appendJSON appends v as json.Marshal encodes TaskStatusNotificationParams (see its //mcp:json rules).
+func (v *TaskStatusNotificationParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if len(v.Meta) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"taskId":`...)
+	dst = appendJSONString(dst, string(v.Task.TaskID))
+	dst = append(dst, `,"status":`...)
+	dst = appendJSONString(dst, string(v.Task.Status))
+	if v.Task.StatusMessage != "" {
+		dst = append(dst, `,"statusMessage":`...)
+		dst = appendJSONString(dst, string(v.Task.StatusMessage))
+	}
+	dst = append(dst, `,"createdAt":`...)
+	dst = appendJSONString(dst, string(v.Task.CreatedAt))
+	dst = append(dst, `,"lastUpdatedAt":`...)
+	dst = appendJSONString(dst, string(v.Task.LastUpdatedAt))
+	dst = append(dst, `,"ttlMs":`...)
+	if v.Task.TTLMs == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, int64((*v.Task.TTLMs)), 10)
+	}
+	if v.Task.PollIntervalMs != 0 {
+		dst = append(dst, `,"pollIntervalMs":`...)
+		dst = strconv.AppendInt(dst, int64(v.Task.PollIntervalMs), 10)
+	}
+	if len(v.ToolResult) > 0 {
+		dst = append(dst, `,"result":`...)
+		if dst, err = appendRawMessage(dst, v.ToolResult); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.Error) > 0 {
+		dst = append(dst, `,"error":`...)
+		if dst, err = appendRawMessage(dst, v.Error); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v TaskStatusNotificationParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of TaskStatusNotificationParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v TaskStatusNotificationParams) marshalReference() ([]byte, error) {
+	type plain TaskStatusNotificationParams
+	return json.Marshal(plain(v))
+}
+
 // appendJSON appends v as json.Marshal encodes TextContent (see its //mcp:json rules).
 func (v *TextContent) appendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
@@ -4874,4 +5197,61 @@ func (v *UntitledSingleSelectEnumSchema) UnmarshalJSON(data []byte) error {
 	type plain UntitledSingleSelectEnumSchema
 	*v = UntitledSingleSelectEnumSchema{}
 	return unmarshalTagged(data, "string", (*plain)(v), ErrUnknownSchemaType)
+}
+
+// appendJSON appends v as json.Marshal encodes UpdateTaskRequestParams (see its //mcp:json rules).
+func (v *UpdateTaskRequestParams) appendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	var err error
+	_ = err
+	sep := byte('{')
+	if v.Meta != nil {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"_meta":`...)
+		if dst, err = v.Meta.appendJSON(dst); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, sep)
+	sep = ','
+	dst = append(dst, `"taskId":`...)
+	dst = appendJSONString(dst, string(v.TaskID))
+	dst = append(dst, `,"inputResponses":`...)
+	if v.InputResponses == nil {
+		dst = append(dst, "null"...)
+	} else {
+		if dst, err = appendSortedMap(dst, v.InputResponses, func(d1 []byte, e1 json.RawMessage) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendRawMessage(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// MarshalJSON encodes v as its //mcp:json rules say, without encoding/json's reflection.
+func (v UpdateTaskRequestParams) MarshalJSON() ([]byte, error) {
+	bp := getEncBuf()
+	b, err := v.appendJSON((*bp)[:0])
+	if err != nil {
+		encBufPool.Put(bp)
+		return v.marshalReference()
+	}
+	return finishEncBuf(bp, b), nil
+}
+
+// marshalReference is the encoding of UpdateTaskRequestParams through encoding/json, with the same rules:
+// appendJSON's oracle in tests, and its fallback, so that errors read as encoding/json's.
+func (v UpdateTaskRequestParams) marshalReference() ([]byte, error) {
+	type plain UpdateTaskRequestParams
+	return json.Marshal(plain(v))
 }

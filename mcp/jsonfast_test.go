@@ -79,9 +79,16 @@ func refDecodeContentBlock(data []byte) (ContentBlock, error) {
 }
 
 // refDecodeCallToolOutcome is DecodeCallToolOutcome as it was: a scan for
-// resultType, then the generic decoder.
+// resultType, then the generic decoder (a task through encoding/json).
 func refDecodeCallToolOutcome(raw []byte) (CallToolOutcome, error) {
 	rt, err := ParseResultType(raw)
+	if err != nil && rt == ResultTypeTask {
+		t := new(CreateTaskResult)
+		if err := json.Unmarshal(raw, t); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	if err != nil {
 		return nil, err
 	}

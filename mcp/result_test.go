@@ -94,7 +94,7 @@ func TestDecodeOutcomes(t *testing.T) {
 		t.Errorf("prompt outcome %#v", p)
 	}
 
-	if _, err := mcp.DecodeCallToolOutcome(json.RawMessage(`{"resultType":"task","content":[]}`)); !errors.Is(err, mcp.ErrUnknownResultType) {
+	if _, err := mcp.DecodeCallToolOutcome(json.RawMessage(`{"resultType":"magic","content":[]}`)); !errors.Is(err, mcp.ErrUnknownResultType) {
 		t.Errorf("unknown resultType: %v", err)
 	}
 	if _, err := mcp.DecodeCallToolOutcome(json.RawMessage(`{"resultType":"input_required"}`)); !errors.Is(err, mcp.ErrInvalidInputRequiredResult) {

@@ -50,6 +50,9 @@ func modern(version string) bool { return version >= Version20260728 }
 
 // inputRequiredMethods are the requests an input_required result may
 // answer (the specification's multi-round-trip requests).
+//
+// The tasks extension (SEP-2663, not in the core schema) adds resultType
+// "task" on tools/call: checkCreateTask holds its shape.
 var inputRequiredMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
 
 // Dir returns the folder holding the official spec fixtures (one folder per
@@ -462,6 +465,9 @@ func (s *schemaSet) checkResult(data, result []byte, method string) error {
 		}
 		return nil
 	}
+	if modern && header.ResultType != nil && *header.ResultType == "task" {
+		return checkCreateTask(method, result)
+	}
 	if modern {
 		switch {
 		case header.ResultType == nil:
@@ -485,4 +491,32 @@ func (s *schemaSet) checkResult(data, result []byte, method string) error {
 		resultDef = "EmptyResult"
 	}
 	return s.check(resultDef, result)
+}
+
+// checkCreateTask checks a result with resultType "task", which only the
+// tasks extension defines: an answer to tools/call, flat (no "task"
+// wrapper), with a taskId, a status and both times, and without
+// requestState, result, error or inputRequests, which live on tasks/get.
+func checkCreateTask(method string, result []byte) error {
+	if method != "tools/call" {
+		return fmt.Errorf("%s must not be answered with resultType task", method)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(result, &m); err != nil {
+		return fmt.Errorf("result is not an object: %w", err)
+	}
+	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt"} {
+		if v := m[k]; len(v) == 0 || v[0] != '"' {
+			return fmt.Errorf("a CreateTaskResult must carry %s as a string", k)
+		}
+	}
+	if _, ok := m["ttlMs"]; !ok {
+		return errors.New("a CreateTaskResult must carry ttlMs (null for no limit)")
+	}
+	for _, k := range []string{"task", "requestState", "result", "error", "inputRequests", "ttl", "pollInterval"} {
+		if _, ok := m[k]; ok {
+			return fmt.Errorf("a CreateTaskResult must not carry %s", k)
+		}
+	}
+	return nil
 }

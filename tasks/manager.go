@@ -1,0 +1,380 @@
+package tasks
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/parley-mcp/parley/jsonrpc/wire"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/requeststate"
+	"github.com/parley-mcp/parley/server"
+)
+
+// Options configure the tasks extension of a server. Nil means defaults.
+type Options struct {
+	// Store keeps the tasks. Default: a MemoryStore with its defaults.
+	Store Store
+	// TTL is how long a task stays readable after its creation (ttlMs on
+	// the wire). Default one hour; negative means no limit (ttlMs null).
+	TTL time.Duration
+	// PollInterval is how long clients are asked to wait between polls
+	// (pollIntervalMs). Default one second.
+	PollInterval time.Duration
+	// Principal binds a task to its creator: another principal's
+	// tasks/get, tasks/update or tasks/cancel gets the answer an unknown
+	// id gets. Default: requeststate.AuthPrincipal, the identity of the
+	// validated access token.
+	Principal func(ctx context.Context, req *server.Request) (string, error)
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives the tasks' diagnostics (a body's Go error, a
+	// panic). Default: the server's logger.
+	Logger *slog.Logger
+}
+
+// Manager serves the tasks extension for one server and runs its tasks.
+type Manager struct {
+	store     Store
+	ttl       time.Duration
+	poll      time.Duration
+	principal func(ctx context.Context, req *server.Request) (string, error)
+	now       func() time.Time
+	log       *slog.Logger
+
+	mu   sync.Mutex
+	runs map[string]*Run // the tasks running in this process
+}
+
+// Enable makes s serve the tasks extension: it declares
+// io.modelcontextprotocol/tasks in the server's capabilities and serves
+// tasks/get, tasks/update and tasks/cancel (each requiring the client to
+// have declared the extension, with Mcp-Name carrying params.taskId).
+// Tools then turn their calls into tasks with [Manager.Start].
+func Enable(s *server.Server, opts *Options) (*Manager, error) {
+	m := &Manager{ttl: time.Hour, poll: time.Second, principal: requeststate.AuthPrincipal, now: time.Now, log: s.Logger(), runs: map[string]*Run{}}
+	if opts != nil {
+		if opts.TTL != 0 {
+			m.ttl = opts.TTL
+		}
+		if opts.PollInterval > 0 {
+			m.poll = opts.PollInterval
+		}
+		if opts.Principal != nil {
+			m.principal = opts.Principal
+		}
+		if opts.Now != nil {
+			m.now = opts.Now
+		}
+		if opts.Logger != nil {
+			m.log = opts.Logger
+		}
+		m.store = opts.Store
+	}
+	if m.store == nil {
+		m.store = NewMemoryStore(&MemoryStoreOptions{Now: m.now})
+	}
+	if err := s.DeclareExtension(mcp.ExtensionTasks, nil); err != nil {
+		return nil, err
+	}
+	method := &server.MethodOptions{Extension: mcp.ExtensionTasks, Target: "taskId"}
+	if err := server.HandleMethod(s, mcp.MethodGetTask, method, m.get); err != nil {
+		return nil, err
+	}
+	if err := server.HandleMethod(s, mcp.MethodUpdateTask, method, m.update); err != nil {
+		return nil, err
+	}
+	if err := server.HandleMethod(s, mcp.MethodCancelTask, method, m.cancel); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Declared reports whether the client that sent req declared the tasks
+// extension (on this request, or in its legacy session's initialize).
+// Only such a client may be answered with a task.
+func Declared(req *server.Request) bool {
+	if req == nil || req.Meta == nil || req.Meta.ClientCapabilities == nil {
+		return false
+	}
+	_, ok := req.Meta.ClientCapabilities.Extensions[mcp.ExtensionTasks]
+	return ok
+}
+
+// Required returns the error that answers a tools/call of a tool that
+// must run as a task, from a client that did not declare the extension:
+// -32021 naming it.
+func Required() error {
+	return mcp.NewMissingRequiredClientCapabilityError(&mcp.ClientCapabilities{
+		Extensions: map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage("{}")},
+	})
+}
+
+// Body is the work of a task. It runs in its own goroutine with a context
+// that tasks/cancel cancels. Its result completes the task (a tool error,
+// IsError, completes it too); an error fails it (a *jsonrpc.Error is sent
+// as it is, anything else as -32603 without its text, which is logged).
+type Body func(ctx context.Context, run *Run) (*mcp.CallToolResult, error)
+
+// Start turns the tools/call req into a task that runs body, and returns
+// the result to answer the call with. The task is stored before Start
+// returns, so a tasks/get for its id succeeds at once. The caller must
+// have checked Declared.
+func (m *Manager) Start(ctx context.Context, req *server.Request, body Body) (*mcp.CreateTaskResult, error) {
+	principal, err := m.principalOf(ctx, req)
+	if err != nil {
+		m.log.Error("tasks: principal hook failed", "err", err)
+		return nil, wire.Internal("")
+	}
+	now := m.now().UTC()
+	r := &Record{ID: newID(), Principal: principal, Status: mcp.TaskWorking, Created: now, Updated: now}
+	if m.ttl > 0 {
+		r.Expires = now.Add(m.ttl)
+	}
+	if err := m.store.Create(ctx, r); err != nil {
+		if errors.Is(err, ErrStoreFull) {
+			return nil, wire.InvalidRequest("Invalid request: %v", err)
+		}
+		m.log.Error("tasks: storing a new task failed", "err", err)
+		return nil, wire.Internal("")
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &Run{m: m, id: r.ID, cancel: cancel, answered: make(chan struct{}, 1)}
+	runCtx = context.WithValue(runCtx, runKey{}, run)
+	m.mu.Lock()
+	m.runs[r.ID] = run
+	m.mu.Unlock()
+	go m.execute(runCtx, run, body)
+	return &mcp.CreateTaskResult{Result: mcp.Result{ResultType: mcp.ResultTypeTask}, Task: m.task(r)}, nil
+}
+
+// execute runs body and records how it ended, unless the task already
+// ended (cancelled): a terminal status never changes.
+func (m *Manager) execute(ctx context.Context, run *Run, body Body) {
+	defer func() {
+		m.mu.Lock()
+		delete(m.runs, run.id)
+		m.mu.Unlock()
+		run.cancel()
+	}()
+	res, err := guard(body, ctx, run)
+	finish := func(r *Record) error {
+		if r.Status.Terminal() {
+			return nil
+		}
+		r.Pending, r.Answers = nil, nil
+		r.Updated = m.now().UTC()
+		switch {
+		case err != nil:
+			r.Status, r.Error = mcp.TaskFailed, m.errorObject(run.id, err)
+		case res == nil:
+			m.log.Error("tasks: a body returned neither a result nor an error", "task", run.id)
+			r.Status, r.Error = mcp.TaskFailed, m.errorObject(run.id, wire.Internal(""))
+		default:
+			b, merr := json.Marshal(res)
+			if merr != nil {
+				m.log.Error("tasks: encoding a task's result failed", "task", run.id, "err", merr)
+				r.Status, r.Error = mcp.TaskFailed, m.errorObject(run.id, wire.Internal(""))
+				return nil
+			}
+			r.Status, r.Result = mcp.TaskCompleted, b
+		}
+		return nil
+	}
+	// The task's own context may be cancelled by now; recording its end
+	// must not be.
+	if _, uerr := m.store.Update(context.WithoutCancel(ctx), run.id, finish); uerr != nil && !errors.Is(uerr, ErrNotFound) {
+		m.log.Error("tasks: recording a task's end failed", "task", run.id, "err", uerr)
+	}
+}
+
+// guard runs body, turning a panic into an error.
+func guard(body Body, ctx context.Context, run *Run) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			run.m.log.Error("tasks: a task's body panicked", "task", run.id, "panic", fmt.Sprint(p))
+			res, err = nil, wire.Internal("")
+		}
+	}()
+	return body(ctx, run)
+}
+
+// errorObject is the JSON-RPC error object a failed task reports.
+func (m *Manager) errorObject(id string, err error) json.RawMessage {
+	var rpc *wire.Error
+	if !errors.As(err, &rpc) {
+		m.log.Error("tasks: a task failed", "task", id, "err", err)
+		rpc = wire.Internal("")
+	}
+	b, _ := json.Marshal(rpc)
+	return b
+}
+
+// task is the wire form of r's state.
+func (m *Manager) task(r *Record) mcp.Task {
+	t := mcp.Task{
+		TaskID: r.ID, Status: r.Status, StatusMessage: r.StatusMessage,
+		CreatedAt: r.Created.Format(time.RFC3339Nano), LastUpdatedAt: r.Updated.Format(time.RFC3339Nano),
+		PollIntervalMs: m.poll.Milliseconds(),
+	}
+	if m.ttl > 0 {
+		ms := m.ttl.Milliseconds()
+		t.TTLMs = &ms
+	}
+	return t
+}
+
+// principalOf hashes the request's principal, so the store never holds an
+// identity.
+func (m *Manager) principalOf(ctx context.Context, req *server.Request) (string, error) {
+	p, err := m.principal(ctx, req)
+	if err != nil || p == "" {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte("parley tasks principal\x00" + p))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// unknownTask is the one answer to an id that does not exist, has
+// expired, or belongs to another principal: nothing tells them apart.
+func unknownTask() error { return wire.InvalidParams("Invalid params: unknown taskId") }
+
+// lookup returns the task id names if req's principal owns it.
+func (m *Manager) lookup(ctx context.Context, req *server.Request, id string) (*Record, error) {
+	principal, err := m.principalOf(ctx, req)
+	if err != nil {
+		m.log.Error("tasks: principal hook failed", "err", err)
+		return nil, unknownTask()
+	}
+	r, err := m.store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) || err == nil && r.Principal != principal {
+		return nil, unknownTask()
+	}
+	if err != nil {
+		m.log.Error("tasks: reading a task failed", "task", id, "err", err)
+		return nil, wire.Internal("")
+	}
+	return r, nil
+}
+
+func (m *Manager) get(ctx context.Context, req *server.Request, p *mcp.GetTaskRequestParams) (*mcp.GetTaskResult, error) {
+	r, err := m.lookup(ctx, req, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.GetTaskResult{Task: m.task(r)}
+	switch r.Status {
+	case mcp.TaskCompleted:
+		res.ToolResult = r.Result
+	case mcp.TaskFailed:
+		res.Error = r.Error
+	case mcp.TaskInputRequired:
+		res.InputRequests = make(mcp.InputRequests, len(r.Pending))
+		for k, q := range r.Pending {
+			if _, answered := r.Answers[k]; !answered {
+				res.InputRequests[k] = q
+			}
+		}
+	}
+	return res, nil
+}
+
+func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.UpdateTaskRequestParams) (*mcp.EmptyResult, error) {
+	if _, err := m.lookup(ctx, req, p.TaskID); err != nil {
+		return nil, err
+	}
+	_, err := m.store.Update(ctx, p.TaskID, func(r *Record) error {
+		if r.Status != mcp.TaskInputRequired {
+			return wire.InvalidParams("Invalid params: task %s is %s, not waiting for input", r.ID, r.Status)
+		}
+		var unknown []string
+		for k := range p.InputResponses {
+			if _, asked := r.Pending[k]; !asked {
+				unknown = append(unknown, k)
+			} else if _, done := r.Answers[k]; done {
+				unknown = append(unknown, k+" (already answered)")
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return wire.InvalidParams("Invalid params: inputResponses answers what the task does not wait on: %v", unknown)
+		}
+		for k, v := range p.InputResponses {
+			if len(v) == 0 || v[0] != '{' {
+				return wire.InvalidParams("Invalid params: inputResponses[%q] must be an object", k)
+			}
+		}
+		if r.Answers == nil {
+			r.Answers = mcp.InputResponses{}
+		}
+		for k, v := range p.InputResponses {
+			r.Answers[k] = v
+		}
+		r.Updated = m.now().UTC()
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, unknownTask()
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.wake(p.TaskID)
+	return &mcp.EmptyResult{}, nil
+}
+
+func (m *Manager) cancel(ctx context.Context, req *server.Request, p *mcp.CancelTaskRequestParams) (*mcp.EmptyResult, error) {
+	if _, err := m.lookup(ctx, req, p.TaskID); err != nil {
+		return nil, err
+	}
+	_, err := m.store.Update(ctx, p.TaskID, func(r *Record) error {
+		if r.Status.Terminal() {
+			return nil // idempotent: a finished task stays as it finished
+		}
+		r.Status, r.Pending, r.Answers = mcp.TaskCancelled, nil, nil
+		r.Updated = m.now().UTC()
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, unknownTask()
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	run := m.runs[p.TaskID]
+	m.mu.Unlock()
+	if run != nil {
+		run.cancel()
+	}
+	return &mcp.EmptyResult{}, nil
+}
+
+// wake tells the body of task id, if it runs here, that answers came.
+func (m *Manager) wake(id string) {
+	m.mu.Lock()
+	run := m.runs[id]
+	m.mu.Unlock()
+	if run != nil {
+		select {
+		case run.answered <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// newID returns an unguessable task id: 128 random bits.
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
