@@ -33,6 +33,11 @@ LEGACY_CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaul
 	auth/scope-step-up auth/scope-retry-limit auth/token-endpoint-auth-basic auth/token-endpoint-auth-post
 	auth/token-endpoint-auth-none auth/pre-registration)
 
+# The tasks extension's scenarios (SEP-2663), run explicitly.
+TASKS_SCENARIOS=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+	tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+	tasks-required-task-error tasks-mrtr-composition)
+
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${PARLEY_CONFORMANCE_CACHE:-$HOME/.cache/parley-conformance}
 RESULTS=${PARLEY_CONFORMANCE_RESULTS:-$CACHE/results}
@@ -180,6 +185,7 @@ explain() {
 status_server=skipped
 status_client=skipped
 status_legacy_server=skipped
+status_tasks=skipped
 status_legacy_client=skipped
 
 # ---- server scenarios --------------------------------------------------------
@@ -217,6 +223,27 @@ run_server() {
 	timeout 300 "$NODE" "$SUITE_JS" server --url "$url" --suite active --spec-version "$LEGACY" \
 		-o "$RESULTS/server-$LEGACY" "${EXTRA_ARGS[@]}" >"$RESULTS/server-$LEGACY.log" 2>&1 || rc=$?
 	if ((rc == 0)); then status_legacy_server=passed; else status_legacy_server="FAILED (exit $rc)"; fi
+
+	# The tasks extension's scenarios are not scored (the suite marks them
+	# [extension]), so they are run one by one, and each must pass:
+	# exit 0 and no failed check.
+	log "tasks extension scenarios against $url"
+	local sc failed_tasks=()
+	: >"$RESULTS/server-tasks.log"
+	for sc in "${TASKS_SCENARIOS[@]}"; do
+		rc=0
+		timeout 120 "$NODE" "$SUITE_JS" server --url "$url" --scenario "$sc" \
+			-o "$RESULTS/server-tasks" >"$RESULTS/server-$sc.log" 2>&1 || rc=$?
+		cat "$RESULTS/server-$sc.log" >>"$RESULTS/server-tasks.log"
+		if ((rc != 0)) || ! grep -q ', 0 failed' "$RESULTS/server-$sc.log"; then
+			failed_tasks+=("$sc")
+		fi
+	done
+	if ((${#failed_tasks[@]} == 0)); then
+		status_tasks="passed (${#TASKS_SCENARIOS[@]} scenarios; tasks-status-notifications is skipped by the suite itself)"
+	else
+		status_tasks="FAILED (${failed_tasks[*]})"
+	fi
 	kill "$SERVER_PID" 2>/dev/null || true
 	wait "$SERVER_PID" 2>/dev/null || true
 	SERVER_PID=
@@ -270,8 +297,8 @@ fi
 [[ $what == server ]] || legacy_summary "client scenarios at $LEGACY" "$RESULTS/client-$LEGACY.log"
 printf '\nconformance %s (baseline %s): server %s, client %s\n' \
 	"$REQUIREMENTS" "${BASELINE#"$ROOT"/}" "$status_server" "$status_client"
-printf 'conformance %s: server %s, client %s\nlogs and checks.json files: %s\n' \
-	"$LEGACY" "$status_legacy_server" "$status_legacy_client" "$RESULTS"
-for st in "$status_server" "$status_client" "$status_legacy_server" "$status_legacy_client"; do
+printf 'conformance %s: server %s, client %s\n' "$LEGACY" "$status_legacy_server" "$status_legacy_client"
+printf 'conformance tasks extension: server %s\nlogs and checks.json files: %s\n' "$status_tasks" "$RESULTS"
+for st in "$status_server" "$status_client" "$status_legacy_server" "$status_legacy_client" "$status_tasks"; do
 	[[ $st != FAILED* ]] || exit 1
 done

@@ -10,6 +10,7 @@ import (
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/tasks"
 	"github.com/parley-mcp/parley/transport"
 	"github.com/parley-mcp/parley/transport/streamhttp"
 )
@@ -35,6 +36,9 @@ type Options struct {
 	// Codec needs a server name (or Policy.Audience). Policy.SingleUse
 	// makes each sealed round acceptable at most once.
 	RequestState *requeststate.Policy
+	// Tasks configures the tasks extension, which the server serves from
+	// the first AddTaskTool on. Nil means tasks.Options' defaults.
+	Tasks *tasks.Options
 	// PageSize is the number of entries per page of the list methods.
 	// Default: DefaultPageSize. Negative means one page with everything.
 	PageSize int
@@ -96,6 +100,25 @@ type Server struct {
 	completions map[completionKey]CompleteFunc
 
 	slots sync.Map // the low-level handler slots, by name: a *sync.Once each
+
+	taskOpts *tasks.Options // Options.Tasks
+	tasksMu  sync.Mutex
+	tasks    *tasks.Manager // the tasks extension, from the first task tool on
+}
+
+// enableTasks serves the tasks extension, once.
+func (s *Server) enableTasks() error {
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	if s.tasks != nil {
+		return nil
+	}
+	m, err := tasks.Enable(s.low, s.taskOpts)
+	if err != nil {
+		return fmt.Errorf("mcpserver: enabling tasks: %w", err)
+	}
+	s.tasks = m
+	return nil
 }
 
 // New returns a server that introduces itself as info. It seals every
@@ -112,6 +135,7 @@ func New(info mcp.Implementation, opts *Options) (*Server, error) {
 		low:         server.New(info, o.lowLevel()),
 		pageSize:    o.PageSize,
 		completions: map[completionKey]CompleteFunc{},
+		taskOpts:    o.Tasks,
 	}
 	s.log = s.low.Logger()
 	if s.pageSize == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/tasks"
 )
 
 // ToolHandler is the body of a typed tool. It receives the arguments
@@ -54,6 +55,46 @@ type toolEntry struct {
 // Clients listening with subscriptions/listen are told the tool list
 // changed.
 func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questions ...Dependency) error {
+	return addTool(s, t, taskNever, h, questions)
+}
+
+// TaskMode says whether a tool registered with [AddTaskTool] runs as a
+// task of the tasks extension (io.modelcontextprotocol/tasks).
+type TaskMode int
+
+const (
+	taskNever TaskMode = iota
+	// TaskOptional runs the tool as a task for a client that declared the
+	// extension, and at once, as an ordinary call, for one that did not.
+	TaskOptional
+	// TaskRequired runs the tool only as a task: a client that did not
+	// declare the extension gets -32021 naming it.
+	TaskRequired
+)
+
+// AddTaskTool registers a tool like [AddTool] whose body runs as a task:
+// the tools/call is answered at once with the task (resultType "task"),
+// which the client polls with tasks/get until the body's result is there.
+// The body's ctx ends when the client sends tasks/cancel. Declared
+// questions are asked first, in ordinary rounds, before the task starts;
+// a body that must ask while it runs calls tasks.FromContext(ctx).Ask.
+// The server serves the extension from the first task tool on
+// (Options.Tasks configures it). A task body cannot return an
+// InputRequiredResult.
+func AddTaskTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, h ToolHandler[In, Out], questions ...Dependency) error {
+	if mode != TaskOptional && mode != TaskRequired {
+		return fmt.Errorf("mcpserver: AddTaskTool: mode %d is neither TaskOptional nor TaskRequired", mode)
+	}
+	if canReturnInputRequired(reflect.TypeFor[Out]()) {
+		return fmt.Errorf("mcpserver: task tool %q returns %s, which can hold an InputRequiredResult; a task asks through tasks.Run.Ask", t.Name, reflect.TypeFor[Out]())
+	}
+	if err := s.enableTasks(); err != nil {
+		return err
+	}
+	return addTool(s, t, mode, h, questions)
+}
+
+func addTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, h ToolHandler[In, Out], questions []Dependency) error {
 	if t == nil || h == nil {
 		return errors.New("mcpserver: AddTool needs a tool and a handler")
 	}
@@ -102,20 +143,25 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 		} else if ir != nil {
 			return ir, nil
 		}
-		var out Out
-		err = s.guard(ctx, owner, func() error {
-			var herr error
-			out, herr = h(ctx, c, args)
-			return herr
-		})
-		if err != nil {
-			return toolError(t.Name, err)
+		if mode != taskNever {
+			if req.ProtocolVersion().SupportsInputRequired() && tasks.Declared(req) {
+				return s.tasks.Start(ctx, req, func(ctx context.Context, _ *tasks.Run) (*mcp.CallToolResult, error) {
+					o, err := runTool(ctx, s, owner, t.Name, h, c, args, pl != nil)
+					if err != nil {
+						return nil, err
+					}
+					r, ok := o.(*mcp.CallToolResult)
+					if !ok {
+						return nil, fmt.Errorf("mcpserver: task tool %q returned %T", t.Name, o)
+					}
+					return r, nil
+				})
+			}
+			if mode == TaskRequired {
+				return nil, tasks.Required()
+			}
 		}
-		if text, ok := any(out).(string); ok {
-			// toolOutcome's first case, without boxing out for it.
-			return mcp.TextResult(text), nil
-		}
-		return toolOutcome(t.Name, any(out), pl != nil)
+		return runTool(ctx, s, owner, t.Name, h, c, args, pl != nil)
 	}
 	s.mu.Lock()
 	s.tools.put(def.Name, e)
@@ -126,6 +172,26 @@ func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questi
 	})
 	s.low.NotifyToolListChanged()
 	return nil
+}
+
+// runTool runs a tool's body and turns what it returned into the call's
+// result. A function rather than a closure: the closure would cost every
+// call an allocation.
+func runTool[In, Out any](ctx context.Context, s *Server, owner, name string, h ToolHandler[In, Out], c *Call, args In, asks bool) (mcp.CallToolOutcome, error) {
+	var out Out
+	err := s.guard(ctx, owner, func() error {
+		var herr error
+		out, herr = h(ctx, c, args)
+		return herr
+	})
+	if err != nil {
+		return toolError(name, err)
+	}
+	if text, ok := any(out).(string); ok {
+		// toolOutcome's first case, without boxing out for it.
+		return mcp.TextResult(text), nil
+	}
+	return toolOutcome(name, any(out), asks)
 }
 
 // RemoveTools removes the named tools and, if any was registered, tells

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -296,19 +295,17 @@ func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.Update
 		if r.Status != mcp.TaskInputRequired {
 			return wire.InvalidParams("Invalid params: task %s is %s, not waiting for input", r.ID, r.Status)
 		}
-		var unknown []string
-		for k := range p.InputResponses {
-			if _, asked := r.Pending[k]; !asked {
-				unknown = append(unknown, k)
-			} else if _, done := r.Answers[k]; done {
-				unknown = append(unknown, k+" (already answered)")
-			}
-		}
-		if len(unknown) > 0 {
-			sort.Strings(unknown)
-			return wire.InvalidParams("Invalid params: inputResponses answers what the task does not wait on: %v", unknown)
-		}
+		// Answers to questions the task does not wait on (never asked, or
+		// answered already) are dropped, not refused: the protocol's rule
+		// for inputResponses, which the conformance suite holds tasks/update
+		// to as well. An answer to an open question must be an object.
 		for k, v := range p.InputResponses {
+			if _, open := r.Pending[k]; !open {
+				continue
+			}
+			if _, done := r.Answers[k]; done {
+				continue
+			}
 			if len(v) == 0 || v[0] != '{' {
 				return wire.InvalidParams("Invalid params: inputResponses[%q] must be an object", k)
 			}
@@ -317,7 +314,11 @@ func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.Update
 			r.Answers = mcp.InputResponses{}
 		}
 		for k, v := range p.InputResponses {
-			r.Answers[k] = v
+			if _, open := r.Pending[k]; open {
+				if _, done := r.Answers[k]; !done {
+					r.Answers[k] = v
+				}
+			}
 		}
 		r.Updated = m.now().UTC()
 		return nil

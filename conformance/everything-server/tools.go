@@ -98,6 +98,7 @@ func (f *fixture) registerTools() error {
 		mcpserver.AddTool(s, tool("test_trigger_tool_change", "Adds or removes "+dynamicToolName+" and announces the tool list change", noArgs), f.triggerToolChange),
 		mcpserver.AddTool(s, tool("test_trigger_prompt_change", "Adds or removes "+dynamicPromptName+" and announces the prompt list change", noArgs), f.triggerPromptChange),
 		f.registerMRTRTools(),
+		f.registerTaskTools(),
 	)
 }
 

@@ -34,7 +34,8 @@ var allowed = map[string][]string{
 	"transport/streamhttp":    {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport"},
 	"requeststate":            {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
 	"requeststate/redisstore": {"requeststate"},
-	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "transport", "transport/streamhttp"},
+	"tasks":                   {"jsonrpc/wire", "mcp", "requeststate", "server"}, // the tasks extension, on the extension surface only (design record 026)
+	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
 	"internal/spectest":       {}, // the oracle: imports nothing of Parley's (its tests compare its facts with mcp's)
 	"internal/layering":       {},
 	"internal/mcpgen":         {}, // the encoder generator (design record 022): standard library only
