@@ -298,18 +298,8 @@ func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.Update
 		// Answers to questions the task does not wait on (never asked, or
 		// answered already) are dropped, not refused: the protocol's rule
 		// for inputResponses, which the conformance suite holds tasks/update
-		// to as well. An answer to an open question must be an object.
-		for k, v := range p.InputResponses {
-			if _, open := r.Pending[k]; !open {
-				continue
-			}
-			if _, done := r.Answers[k]; done {
-				continue
-			}
-			if len(v) == 0 || v[0] != '{' {
-				return wire.InvalidParams("Invalid params: inputResponses[%q] must be an object", k)
-			}
-		}
+		// to as well. (Decoding the params refused answers that are not
+		// objects.)
 		if r.Answers == nil {
 			r.Answers = mcp.InputResponses{}
 		}

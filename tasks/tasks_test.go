@@ -323,6 +323,8 @@ func TestIsolation(t *testing.T) {
 		}
 		_, err := f.callAs("alice", false, mcp.MethodGetTask, `"taskId":"`+id+`"`)
 		wantCode(t, err, -32021)
+		_, err = f.callAs("alice", false, mcp.MethodCallTool, `"name":"quick"`) // Declared says no: no task
+		wantCode(t, err, -32021)
 
 		now = now.Add(time.Minute - time.Millisecond)
 		f.mustGet("alice", id) // readable until its ttlMs has passed

@@ -390,7 +390,7 @@ func TestListsAndTriggers(t *testing.T) {
 		return out
 	}
 	tools := names("tools/list", "tools")
-	if len(tools) != 28 || tools[0] != "test_simple_text" || tools[len(tools)-1] != "test_input_required_result_capabilities" {
+	if len(tools) != 35 || tools[0] != "test_simple_text" || tools[27] != "test_input_required_result_capabilities" || tools[len(tools)-1] != "test_tool_with_task" {
 		t.Errorf("tools/list: %d tools: %v", len(tools), tools)
 	}
 	for _, tr := range []struct{ trigger, list, field, dynamic string }{

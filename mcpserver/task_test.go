@@ -1,0 +1,108 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"testing/synctest"
+
+	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/mcpserver"
+)
+
+type jobArgs struct {
+	Name string `json:"name"`
+}
+
+// tasksClient declares the tasks extension.
+var tasksClient = &client.Options{
+	Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
+	Extensions:   map[string]json.RawMessage{mcp.ExtensionTasks: nil},
+}
+
+func getTask(t *testing.T, sess *client.Session, id string) *mcp.GetTaskResult {
+	t.Helper()
+	g, err := client.CallMethod[mcp.GetTaskResult](context.Background(), sess, mcp.MethodGetTask, &mcp.GetTaskRequestParams{TaskID: id}, &client.MethodOptions{Target: id})
+	mustOK(t, err)
+	return g
+}
+
+// TestTaskTool: a task tool answers a client that declared the extension
+// with a task whose tasks/get inlines the body's result once it is done;
+// an optional one runs at once for a client that did not; a required one
+// refuses that client with -32021; declared questions are asked in
+// ordinary rounds before the task starts, and the task's result sees the
+// answers.
+func TestTaskTool(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, nil)
+		release := make(chan struct{})
+		name := mcpserver.Elicit[struct {
+			Name string `json:"name"`
+		}]("who", func(any, *mcpserver.Call) string { return "Who?" })
+		mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "job"}, mcpserver.TaskOptional, func(ctx context.Context, c *mcpserver.Call, a jobArgs) (string, error) {
+			<-release
+			return "done " + a.Name, nil
+		}))
+		mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "must"}, mcpserver.TaskRequired, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
+			return "hello " + name.Get(c).Name, nil
+		}, name))
+		if err := mcpserver.AddTaskTool(s, &mcp.Tool{Name: "bad"}, mcpserver.TaskMode(0), func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) { return "", nil }); err == nil {
+			t.Error("a task tool without a mode was accepted")
+		}
+		ctx := context.Background()
+
+		tasksSess := connect(t, s, tasksClient)
+		call, err := client.ToolCall("job", map[string]any{"name": "x"})
+		mustOK(t, err)
+		res, p, err := tasksSess.Begin(ctx, call)
+		mustOK(t, err)
+		created, ok := res.(*mcp.CreateTaskResult)
+		if !ok || p != nil || created.Status != mcp.TaskWorking {
+			t.Fatalf("tools/call answered %#v", res)
+		}
+		if g := getTask(t, tasksSess, created.TaskID); g.Status != mcp.TaskWorking {
+			t.Errorf("before the body ends: %s", g.Status)
+		}
+		close(release)
+		synctest.Wait()
+		if g := getTask(t, tasksSess, created.TaskID); g.Status != mcp.TaskCompleted || string(g.ToolResult) != `{"content":[{"type":"text","text":"done x"}]}` {
+			t.Errorf("after: %s %s", g.Status, g.ToolResult)
+		}
+
+		plain := connect(t, s, nil)
+		r, err := plain.CallTool(ctx, "job", map[string]any{"name": "y"})
+		mustOK(t, err)
+		if r.Content[0].(*mcp.TextContent).Text != "done y" {
+			t.Errorf("optional task tool without the extension: %v", r.Content)
+		}
+		_, err = plain.CallTool(ctx, "must", nil)
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != -32021 {
+			t.Errorf("required task tool without the extension: %v", err)
+		}
+
+		// Questions first, in a round; then the task.
+		call, err = client.ToolCall("must", nil)
+		mustOK(t, err)
+		res, p, err = tasksSess.Begin(ctx, call)
+		mustOK(t, err)
+		if p == nil || p.InputRequests["who"] == nil {
+			t.Fatalf("round 1: %#v", res)
+		}
+		answer, _ := json.Marshal(mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Ada"}})
+		res, _, err = tasksSess.Continue(ctx, p, mcp.InputResponses{"who": answer})
+		mustOK(t, err)
+		created, ok = res.(*mcp.CreateTaskResult)
+		if !ok {
+			t.Fatalf("round 2: %#v", res)
+		}
+		synctest.Wait()
+		if g := getTask(t, tasksSess, created.TaskID); g.Status != mcp.TaskCompleted || string(g.ToolResult) != `{"content":[{"type":"text","text":"hello Ada"}]}` {
+			t.Errorf("composed: %s %s", g.Status, g.ToolResult)
+		}
+	})
+}
