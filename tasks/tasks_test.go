@@ -247,7 +247,9 @@ func TestAsk(t *testing.T) {
 			got <- answers
 			return mcp.TextResult("answered"), nil
 		}
-		f.bodies["quick"] = func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) { return mcp.TextResult("q"), nil }
+		f.bodies["quick"] = func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("q"), nil
+		}
 		id := f.start("alice", "ask")
 		synctest.Wait()
 		g := f.mustGet("alice", id)
@@ -302,7 +304,9 @@ func TestIsolation(t *testing.T) {
 		now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 		clock := func() time.Time { return now }
 		f := newFixture(t, &tasks.Options{TTL: time.Minute, Now: clock})
-		f.bodies["quick"] = func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) { return mcp.TextResult("q"), nil }
+		f.bodies["quick"] = func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("q"), nil
+		}
 		id := f.start("alice", "quick")
 		synctest.Wait()
 		var messages []string
