@@ -203,7 +203,9 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*mcp.Cal
 	if !ok {
 		// A task: the server created one although this client declared
 		// no tasks extension, which the extension forbids.
-		return nil, &InvalidResponseError{Method: mcp.MethodCallTool, Err: fmt.Errorf("resultType %q: the client did not declare %s", res.ResultHeader().ResultType, mcp.ExtensionTasks)}
+		rt := string(res.ResultHeader().ResultType)
+		return nil, &InvalidResponseError{Method: mcp.MethodCallTool,
+			Err: fmt.Errorf("%w (the client did not declare %s)", &mcp.UnknownResultTypeError{Value: rt}, mcp.ExtensionTasks)}
 	}
 	return r, nil
 }

@@ -146,6 +146,9 @@ func DecodeCallToolOutcome(raw json.RawMessage) (CallToolOutcome, error) {
 			if err := json.Unmarshal(raw, t); err != nil {
 				return nil, err
 			}
+			if t.TaskID == "" || t.Status == "" {
+				return nil, fmt.Errorf("mcp: a task result without taskId or status: %w", err)
+			}
 			return t, nil
 		}
 	}

@@ -87,6 +87,9 @@ func refDecodeCallToolOutcome(raw []byte) (CallToolOutcome, error) {
 		if err := json.Unmarshal(raw, t); err != nil {
 			return nil, err
 		}
+		if t.TaskID == "" || t.Status == "" {
+			return nil, err
+		}
 		return t, nil
 	}
 	if err != nil {
