@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -83,6 +84,15 @@ type Options struct {
 	// MaxKeyAge is how long a key set is used before it is fetched again.
 	// Zero means [DefaultMaxKeyAge].
 	MaxKeyAge time.Duration
+	// RequireAccessTokenType refuses every token whose typ header is not
+	// at+jwt (or application/at+jwt), as RFC 9068 §4 asks: also tokens
+	// with no typ or typ "JWT". Set it when the issuer types its access
+	// tokens; it then refuses every other token of that issuer with the
+	// same audience, ID tokens without a nonce included. By default a
+	// token without a type is accepted unless its claims show it is
+	// another kind of token (see [Verifier.Verify]), because many issuers
+	// send access tokens with no typ or typ "JWT".
+	RequireAccessTokenType bool
 }
 
 // Verifier is a [resourceserver.Verifier] for JWT access tokens (RFC 9068)
@@ -98,13 +108,33 @@ type Verifier struct {
 	client           *http.Client
 	refreshEvery     time.Duration
 	maxAge           time.Duration
+	requireType      bool
 
-	mu          sync.Mutex // held while fetching, so one fetch serves all waiters
+	// set is the key set in use, nil until the first fetch succeeds. It
+	// is read without a lock, so that a token signed with a cached key
+	// never waits for a fetch caused by another token (an unknown kid
+	// would otherwise stall every request for the fetch's duration); a
+	// fetch swaps a new set in.
+	set atomic.Pointer[keySet]
+
+	mu          sync.Mutex // guards what follows; never held during a fetch
 	jwksURL     string
-	keys        []jose.JSONWebKey
-	fetched     time.Time // when keys were fetched
-	lastAttempt time.Time // when a fetch was last tried, successful or not
-	lastErr     error     // how it failed, or nil
+	lastAttempt time.Time  // when a fetch was last started, successful or not
+	lastErr     error      // how the last finished fetch failed, or nil
+	inflight    *fetchCall // the fetch under way, or nil
+}
+
+// keySet is a fetched key set; it is never modified once published.
+type keySet struct {
+	keys    []jose.JSONWebKey
+	fetched time.Time
+}
+
+// fetchCall is one fetch of the key set, shared by every request that
+// needs a newer set while it runs.
+type fetchCall struct {
+	done chan struct{} // closed when the fetch has ended
+	err  error         // how it failed, or nil; read after done
 }
 
 // New checks opts and returns a Verifier. It fetches nothing: the key set
@@ -127,6 +157,7 @@ func New(opts *Options) (*Verifier, error) {
 		client:       opts.HTTPClient,
 		refreshEvery: opts.RefreshInterval,
 		maxAge:       opts.MaxKeyAge,
+		requireType:  opts.RequireAccessTokenType,
 		jwksURL:      opts.JWKSURL,
 	}
 	if v.jwksURL != "" {
@@ -189,11 +220,32 @@ type claims struct {
 	AZP       string           `json:"azp"`
 	Scope     string           `json:"scope"`
 	SCP       json.RawMessage  `json:"scp"`
+
+	// Claims of other kinds of token, read only to refuse them.
+	Nonce  json.RawMessage `json:"nonce"`
+	ATHash json.RawMessage `json:"at_hash"`
+	CHash  json.RawMessage `json:"c_hash"`
+	SHash  json.RawMessage `json:"s_hash"`
+	Events json.RawMessage `json:"events"`
 }
 
 // Verify checks token and returns what it says. Refusals match
 // [resourceserver.ErrInvalidToken]; a key set that cannot be fetched
 // matches [resourceserver.ErrUnavailable].
+//
+// A token must say it is an access token, or at least not say it is
+// something else. RFC 9068 §4 has resource servers refuse any typ other
+// than at+jwt; RFC 8725 §3.11 explains why: an issuer signs ID tokens,
+// logout tokens and other JWTs with the same keys, often for an audience
+// that may equal this resource, and only the type tells them apart. So a
+// typ that names another kind of token (logout+jwt, secevent+jwt, …) is
+// refused. But many issuers send access tokens with no typ or with typ
+// "JWT", which says only that the token is a JWT, and refusing those
+// would lock their users out; such untyped tokens are accepted unless a
+// claim marks them as another kind: nonce, at_hash, c_hash or s_hash (an
+// OpenID Connect ID token) or events (a logout or other security event
+// token, RFC 8417). Options.RequireAccessTokenType refuses untyped tokens
+// altogether, for issuers that type theirs.
 func (v *Verifier) Verify(ctx context.Context, token string) (*auth.Info, error) {
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
@@ -204,8 +256,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*auth.Info, error)
 		return nil, fmt.Errorf("%w: %d signatures", resourceserver.ErrInvalidToken, len(tok.Headers))
 	}
 	hdr := tok.Headers[0]
-	if typ, ok := hdr.ExtraHeaders[jose.HeaderType].(string); ok && !acceptableType(typ) {
-		return nil, fmt.Errorf("%w: typ %q is not an access token's", resourceserver.ErrInvalidToken, typ)
+	// Checked before any key is looked up: a token of the wrong type
+	// causes no fetch.
+	typed, err := v.checkType(hdr.ExtraHeaders)
+	if err != nil {
+		return nil, err
 	}
 	keys, err := v.candidates(ctx, hdr.KeyID, hdr.Algorithm)
 	if err != nil {
@@ -222,15 +277,64 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*auth.Info, error)
 	if !verified {
 		return nil, fmt.Errorf("%w: the signature does not verify with the issuer's key %q", resourceserver.ErrInvalidToken, hdr.KeyID)
 	}
+	if !typed {
+		if claim := otherKind(&c); claim != "" {
+			return nil, fmt.Errorf("%w: a token without typ at+jwt that carries %s is not an access token (an ID or security event token)", resourceserver.ErrInvalidToken, claim)
+		}
+	}
 	return v.check(&c)
 }
 
-// acceptableType refuses tokens whose typ says they are something else (an
-// ID token, a logout token); tokens with no typ are accepted, as most
-// issuers send none.
-func acceptableType(typ string) bool {
-	t := strings.ToLower(strings.TrimPrefix(strings.ToLower(typ), "application/"))
-	return t == "at+jwt" || t == "jwt"
+// checkType reads the typ header: typed is true for an access token's type
+// (RFC 9068 §4: at+jwt, also as the full media type application/at+jwt,
+// which like every media type compares case-insensitively, RFC 8725
+// §3.11), false for a token without a type of its own (no typ, or "JWT",
+// RFC 7519 §5.1). Any other typ is refused, and so is an untyped token
+// when the verifier requires the type.
+func (v *Verifier) checkType(hdr map[jose.HeaderKey]any) (typed bool, err error) {
+	raw, present := hdr[jose.HeaderType]
+	if !present {
+		if v.requireType {
+			return false, fmt.Errorf("%w: no typ; this verifier accepts only typ at+jwt", resourceserver.ErrInvalidToken)
+		}
+		return false, nil
+	}
+	typ, ok := raw.(string)
+	if !ok {
+		return false, fmt.Errorf("%w: typ is not a string", resourceserver.ErrInvalidToken)
+	}
+	switch strings.TrimPrefix(strings.ToLower(typ), "application/") {
+	case "at+jwt":
+		return true, nil
+	case "jwt":
+		if v.requireType {
+			return false, fmt.Errorf("%w: typ %q; this verifier accepts only typ at+jwt", resourceserver.ErrInvalidToken, typ)
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: typ %q is not an access token's (at+jwt)", resourceserver.ErrInvalidToken, typ)
+}
+
+// otherKind returns the name of a claim that only tokens other than access
+// tokens carry, or "". It is consulted only for untyped tokens.
+//
+// Keycloak before version 25 also put nonce into access tokens (it has
+// since stopped, its issue 26893); with such an issuer, untyped tokens
+// issued after an authorization request with a nonce are refused here.
+func otherKind(c *claims) string {
+	switch {
+	case c.Nonce != nil:
+		return "nonce"
+	case c.ATHash != nil:
+		return "at_hash"
+	case c.CHash != nil:
+		return "c_hash"
+	case c.SHash != nil:
+		return "s_hash"
+	case c.Events != nil:
+		return "events"
+	}
+	return ""
 }
 
 // check validates the claims of a token whose signature verified.
@@ -279,41 +383,92 @@ func scopesOf(c *claims) ([]string, error) {
 
 // candidates returns the keys that may have signed a token with kid and
 // alg, fetching the key set when there is none yet, when it is older than
-// MaxKeyAge, or (at most once per RefreshInterval) when no key has kid.
+// MaxKeyAge, or when no key has kid; but never more often than once per
+// RefreshInterval.
+//
+// A token whose key is in a current set takes no lock and never waits,
+// whatever fetch is under way. A token that needs a newer set waits for
+// one fetch, shared by every such token, or until its ctx ends. That
+// includes tokens checked against a set past MaxKeyAge: the age limit is
+// there so that a key the issuer withdrew stops working, so they wait for
+// the new set rather than pass on the old one.
 func (v *Verifier) candidates(ctx context.Context, kid, alg string) ([]jose.JSONWebKey, error) {
+	now := v.now()
+	if set := v.set.Load(); set != nil && now.Sub(set.fetched) < v.maxAge {
+		if keys := matching(set.keys, kid, alg); len(keys) > 0 {
+			return keys, nil
+		}
+	}
+	call, lastErr := v.startFetch(ctx, now)
+	if call != nil {
+		select {
+		case <-call.done:
+			lastErr = call.err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: waiting for the key set: %w", resourceserver.ErrUnavailable, ctx.Err())
+		}
+	}
+	// Whether this request fetched, waited, or was held back by the rate
+	// limit, the set to use is the newest one: another request's fetch
+	// may have ended since the first look.
+	set := v.set.Load()
+	if set == nil {
+		return nil, fmt.Errorf("%w: the key set could not be fetched: %w", resourceserver.ErrUnavailable, lastErr)
+	}
+	// A failed refresh of an old set keeps using the old set: an issuer
+	// that is briefly down should not lock every user out.
+	keys := matching(set.keys, kid, alg)
+	if len(keys) == 0 {
+		if call != nil && call.err != nil {
+			// The key may be a new one the fetch would have brought.
+			return nil, call.err
+		}
+		return nil, fmt.Errorf("%w: no key of the issuer has kid %q and fits %s", resourceserver.ErrInvalidToken, kid, alg)
+	}
+	return keys, nil
+}
+
+// startFetch returns the fetch under way, or starts one if the rate limit
+// allows; nil, with how the last fetch failed, when it does not.
+func (v *Verifier) startFetch(ctx context.Context, now time.Time) (*fetchCall, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	now := v.now()
+	if v.inflight != nil {
+		return v.inflight, nil
+	}
 	// Every fetch, failed or not, waits RefreshInterval after the last
 	// attempt: neither tokens with made-up kids nor an issuer that is down
 	// make the verifier fetch on every request.
 	mayFetch := v.lastAttempt.IsZero() || now.Sub(v.lastAttempt) >= v.refreshEvery
-	if v.keys == nil || now.Sub(v.fetched) >= v.maxAge {
-		if !mayFetch {
-			if v.keys == nil {
-				return nil, fmt.Errorf("%w: the key set could not be fetched: %w", resourceserver.ErrUnavailable, v.lastErr)
-			}
-		} else {
-			mayFetch = false
-			if err := v.fetchLocked(ctx, now); err != nil && v.keys == nil {
-				return nil, err
-			}
-			// A failed refresh of an old set keeps using the old set:
-			// an issuer that is briefly down should not lock every user
-			// out.
+	if !mayFetch {
+		return nil, v.lastErr
+	}
+	v.lastAttempt = now
+	call := &fetchCall{done: make(chan struct{})}
+	v.inflight = call
+	jwksURL := v.jwksURL
+	// The fetch serves every request that waits for it, so none of them
+	// owns it: it runs on its own, bounded by fetchTimeout, and a request
+	// that goes away does not cancel it (a failed fetch would hold all of
+	// them off for RefreshInterval). It keeps the values of ctx, for
+	// whatever the HTTP client reads from them.
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		set, jwksURL, err := v.fetch(ctx, jwksURL, now)
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if set != nil {
+			v.set.Store(set)
 		}
-	}
-	keys := matching(v.keys, kid, alg)
-	if len(keys) == 0 && mayFetch {
-		if err := v.fetchLocked(ctx, now); err != nil {
-			return nil, err
+		if jwksURL != "" {
+			v.jwksURL = jwksURL
 		}
-		keys = matching(v.keys, kid, alg)
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: no key of the issuer has kid %q and fits %s", resourceserver.ErrInvalidToken, kid, alg)
-	}
-	return keys, nil
+		v.lastErr = err
+		call.err = err
+		v.inflight = nil
+		close(call.done)
+	}()
+	return call, nil
 }
 
 // matching returns the public signing keys that fit kid (all keys when the
@@ -335,32 +490,28 @@ func matching(keys []jose.JSONWebKey, kid, alg string) []jose.JSONWebKey {
 	return out
 }
 
-// fetchLocked fetches the key set (discovering its URL first if need be).
-// v.mu is held.
-func (v *Verifier) fetchLocked(ctx context.Context, now time.Time) (err error) {
-	v.lastAttempt = now
-	defer func() { v.lastErr = err }()
-	// The fetch serves every request waiting on v.mu, so the one request
-	// that started it must not cancel it by going away: a failed fetch
-	// would hold all of them off for RefreshInterval.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+// fetch fetches the key set from jwksURL, or from the URL in the issuer's
+// metadata when jwksURL is empty, and returns it with the URL it used.
+// It holds no lock.
+func (v *Verifier) fetch(ctx context.Context, jwksURL string, now time.Time) (*keySet, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	if v.jwksURL == "" {
+	if jwksURL == "" {
 		u, err := v.discover(ctx)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		v.jwksURL = u
+		jwksURL = u
 	}
-	body, err := v.get(ctx, v.jwksURL)
+	body, err := v.get(ctx, jwksURL)
 	if err != nil {
-		return err
+		return nil, jwksURL, err
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(body, &set); err != nil {
-		return fmt.Errorf("%w: the key set at %s is not a JWK Set: %w", resourceserver.ErrUnavailable, v.jwksURL, err)
+		return nil, jwksURL, fmt.Errorf("%w: the key set at %s is not a JWK Set: %w", resourceserver.ErrUnavailable, jwksURL, err)
 	}
 	keys := make([]jose.JSONWebKey, 0, len(set.Keys))
 	for _, raw := range set.Keys {
@@ -372,9 +523,7 @@ func (v *Verifier) fetchLocked(ctx context.Context, now time.Time) (err error) {
 		}
 		keys = append(keys, k)
 	}
-	v.keys = keys
-	v.fetched = now
-	return nil
+	return &keySet{keys: keys, fetched: now}, jwksURL, nil
 }
 
 // discover reads jwks_uri from the issuer's metadata: RFC 8414 first
