@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/auth/authtest"
 	"github.com/parley-mcp/parley/auth/jwtverify"
 	"github.com/parley-mcp/parley/auth/resourceserver"
@@ -45,6 +47,25 @@ type countingAS struct {
 	*authtest.Server
 	jwksFetches atomic.Int32
 	jwks        *httptest.Server
+	hold        atomic.Pointer[gate] // when set, fetches wait at it
+}
+
+// gate holds key-set fetches up until the test opens it.
+type gate struct {
+	entered chan struct{} // a fetch has arrived and waits
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
+
+// holdFetches makes every later fetch of the key set wait until the
+// returned gate is opened (at the latest when the test ends).
+func (as *countingAS) holdFetches(t *testing.T) *gate {
+	g := &gate{entered: make(chan struct{}, 16), release: make(chan struct{})}
+	as.hold.Store(g)
+	t.Cleanup(g.open) // before the server closes: it waits for its handlers
+	return g
 }
 
 func newAS(t *testing.T, clk *clock) *countingAS {
@@ -54,6 +75,17 @@ func newAS(t *testing.T, clk *clock) *countingAS {
 	// A proxy in front of the key set, to count fetches.
 	as.jwks = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		as.jwksFetches.Add(1)
+		if g := as.hold.Load(); g != nil {
+			select {
+			case g.entered <- struct{}{}:
+			default:
+			}
+			select {
+			case <-g.release:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		resp, err := http.Get(as.JWKSURL())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -375,5 +407,280 @@ func TestVerifyFetchOutlivesItsRequest(t *testing.T) {
 	}
 	if n := as.jwksFetches.Load(); n != 1 {
 		t.Errorf("%d fetches, want 1", n)
+	}
+}
+
+// result is what one Verify returned.
+type result struct {
+	info *auth.Info
+	err  error
+}
+
+func verifyAsync(ctx context.Context, v *jwtverify.Verifier, token string) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		info, err := v.Verify(ctx, token)
+		ch <- result{info, err}
+	}()
+	return ch
+}
+
+// await returns the result of a Verify, failing the test when ctx ends
+// first.
+func await(t *testing.T, ctx context.Context, ch <-chan result, what string) result {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		t.Fatalf("%s: still waiting when the test's deadline passed", what)
+		return result{}
+	}
+}
+
+// fetchUnderWay is a verifier with a cached key set, and a fetch of a newer
+// set that waits at a gate: started by a token signed with the issuer's
+// new key.
+type fetchUnderWay struct {
+	as      *countingAS
+	v       *jwtverify.Verifier
+	gate    *gate
+	ctx     context.Context // the test's deadline
+	known   string          // a token signed with the cached key
+	rotated string          // a token signed with the new key
+	first   <-chan result   // the Verify of rotated that fetches
+}
+
+func startFetchUnderWay(t *testing.T) *fetchUnderWay {
+	t.Helper()
+	clk := newClock()
+	f := &fetchUnderWay{as: newAS(t, clk)}
+	f.v = newVerifier(t, f.as, clk, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	f.ctx = ctx
+	f.known = f.as.Issue(grant(nil))
+	if _, err := f.v.Verify(ctx, f.known); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(jwtverify.DefaultRefreshInterval) // an unknown kid may fetch again
+	f.as.RotateKey()
+	f.rotated = f.as.Issue(grant(nil))
+	f.gate = f.as.holdFetches(t)
+	f.first = verifyAsync(ctx, f.v, f.rotated)
+	select {
+	case <-f.gate.entered:
+	case r := <-f.first:
+		t.Fatalf("a token with an unknown kid did not wait for a fetch: %v", r.err)
+	case <-ctx.Done():
+		t.Fatal("a token with an unknown kid caused no fetch")
+	}
+	return f
+}
+
+// finish opens the gate and checks that the token that fetched is good
+// and that there were two fetches in all.
+func (f *fetchUnderWay) finish(t *testing.T) {
+	t.Helper()
+	f.gate.open()
+	if r := await(t, f.ctx, f.first, "the token that fetched"); r.err != nil {
+		t.Errorf("the token that fetched: %v", r.err)
+	}
+	if n := f.as.jwksFetches.Load(); n != 2 {
+		t.Errorf("%d fetches, want 2", n)
+	}
+}
+
+// A token with an unknown kid makes the verifier fetch the key set; tokens
+// whose key is cached go on meanwhile, however long the fetch takes.
+func TestVerifyCachedKeyDoesNotWaitForFetch(t *testing.T) {
+	f := startFetchUnderWay(t)
+	r := await(t, f.ctx, verifyAsync(f.ctx, f.v, f.known), "a token with a cached key during another token's key-set fetch")
+	if r.err != nil {
+		t.Fatalf("a token with a cached key during a fetch: %v", r.err)
+	}
+	f.finish(t)
+}
+
+// watchedCtx tells when Verify starts waiting on it: a request waiting for
+// a fetch selects on Done, and nothing else in Verify reads it.
+type watchedCtx struct {
+	context.Context
+	waiting chan struct{}
+	once    sync.Once
+}
+
+func watch(ctx context.Context) *watchedCtx {
+	return &watchedCtx{Context: ctx, waiting: make(chan struct{})}
+}
+
+func (c *watchedCtx) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
+}
+
+// Tokens with an unknown kid that arrive while a fetch is under way wait
+// for that fetch, not for one of their own (the rate limit would refuse
+// it), and are good once it brings their key.
+func TestVerifyUnknownKidsShareOneFetch(t *testing.T) {
+	f := startFetchUnderWay(t)
+	wctx := watch(f.ctx)
+	second := verifyAsync(wctx, f.v, f.rotated)
+	select {
+	case <-wctx.waiting:
+	case r := <-second:
+		t.Fatalf("a second token with the new kid did not wait for the fetch under way: %v", r.err)
+	case <-f.ctx.Done():
+		t.Fatal("a second token with the new kid never waited for the fetch under way")
+	}
+	f.finish(t)
+	if r := await(t, f.ctx, second, "the second token"); r.err != nil {
+		t.Errorf("the second token, after the fetch: %v", r.err)
+	}
+}
+
+// A request waiting for a fetch stops waiting when its context ends; the
+// fetch goes on for the others.
+func TestVerifyWaitEndsWithContext(t *testing.T) {
+	f := startFetchUnderWay(t)
+	ctx, cancel := context.WithCancel(f.ctx)
+	wctx := watch(ctx)
+	waiter := verifyAsync(wctx, f.v, f.rotated)
+	select {
+	case <-wctx.waiting:
+	case r := <-waiter:
+		t.Fatalf("did not wait for the fetch under way: %v", r.err)
+	case <-f.ctx.Done():
+		t.Fatal("never waited for the fetch under way")
+	}
+	cancel()
+	r := await(t, f.ctx, waiter, "a request whose context was cancelled while it waited for a fetch")
+	if !errors.Is(r.err, resourceserver.ErrUnavailable) || !errors.Is(r.err, context.Canceled) {
+		t.Errorf("err = %v, want ErrUnavailable and context.Canceled", r.err)
+	}
+	f.finish(t)
+}
+
+// keyIssuer is an issuer with one ES256 key that signs whatever header and
+// claims a test asks for.
+type keyIssuer struct {
+	key  *ecdsa.PrivateKey
+	jwks *httptest.Server
+}
+
+func newKeyIssuer(t *testing.T) *keyIssuer {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	ki := &keyIssuer{key: k}
+	ki.jwks = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(set)
+	}))
+	t.Cleanup(ki.jwks.Close)
+	return ki
+}
+
+func (ki *keyIssuer) issuer() string { return ki.jwks.URL }
+
+// sign signs claims with typ as the typ header; nil means none.
+func (ki *keyIssuer) sign(t *testing.T, typ any, claims map[string]any) string {
+	t.Helper()
+	opts := new(jose.SignerOptions)
+	if typ != nil {
+		opts = opts.WithHeader(jose.HeaderType, typ)
+	}
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: ki.key, KeyID: "k1"}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func (ki *keyIssuer) verifier(t *testing.T, clk *clock, strict bool) *jwtverify.Verifier {
+	t.Helper()
+	v, err := jwtverify.New(&jwtverify.Options{Issuer: ki.issuer(), Audience: resource, JWKSURL: ki.jwks.URL, Now: clk.now, RequireAccessTokenType: strict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The typ header: an access token's type is accepted, another kind of
+// token's is refused, and a token without a type of its own is accepted
+// unless its claims mark it as an ID token or a security event token, or
+// the verifier requires the type.
+func TestVerifyType(t *testing.T) {
+	clk := newClock()
+	ki := newKeyIssuer(t)
+	lenient := ki.verifier(t, clk, false)
+	strict := ki.verifier(t, clk, true)
+	with := func(extra map[string]any) map[string]any {
+		c := map[string]any{"iss": ki.issuer(), "aud": resource, "sub": "alice", "client_id": "app",
+			"iat": clk.now().Unix(), "exp": clk.now().Add(time.Hour).Unix()}
+		for k, v := range extra {
+			c[k] = v
+		}
+		return c
+	}
+	access := with(nil)
+	// An ID token of the same issuer for a client whose id is this
+	// resource's identifier: the audience matches.
+	idToken := with(map[string]any{"nonce": "n-0S6_WzA2Mj", "at_hash": "77QmUPtjPfzWtF2AnpK9RQ", "azp": resource})
+	logout := with(map[string]any{"jti": "bWJq", "sid": "08a5019c",
+		"events": map[string]any{"http://schemas.openid.net/event/backchannel-logout": map[string]any{}}})
+	for _, tc := range []struct {
+		name         string
+		typ          any // nil: no typ header
+		claims       map[string]any
+		lenient      string // "": accepted; else a part of the refusal
+		strictRefuse bool
+	}{
+		{"at+jwt", "at+jwt", access, "", false},
+		{"application/at+jwt", "application/at+jwt", access, "", false},
+		{"media type case-insensitively", "Application/AT+JWT", access, "", false},
+		{"at+jwt says so, whatever the claims", "at+jwt", idToken, "", false},
+		{"logout token", "logout+jwt", logout, `typ "logout+jwt"`, true},
+		{"logout token as a media type", "application/logout+jwt", logout, `typ "application/logout+jwt"`, true},
+		{"security event token", "secevent+jwt", access, `typ "secevent+jwt"`, true},
+		{"generic JOSE", "JOSE", access, `typ "JOSE"`, true},
+		{"a type that only ends like ours", "x-at+jwt", access, `typ "x-at+jwt"`, true},
+		{"typ not a string", 1, access, "typ is not a string", true},
+		{"no typ", nil, access, "", true},
+		{"JWT", "JWT", access, "", true},
+		{"application/jwt", "application/jwt", access, "", true},
+		{"ID token with JWT", "JWT", idToken, "nonce", true},
+		{"ID token without typ", nil, idToken, "nonce", true},
+		{"nonce only", nil, with(map[string]any{"nonce": "n"}), "nonce", true},
+		{"at_hash only", "JWT", with(map[string]any{"at_hash": "x"}), "at_hash", true},
+		{"c_hash only", nil, with(map[string]any{"c_hash": "x"}), "c_hash", true},
+		{"s_hash only", nil, with(map[string]any{"s_hash": "x"}), "s_hash", true},
+		{"logout token without typ", nil, logout, "events", true},
+		{"logout token with JWT", "JWT", logout, "events", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := ki.sign(t, tc.typ, tc.claims)
+			_, err := lenient.Verify(context.Background(), tok)
+			if tc.lenient == "" {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+			} else {
+				wantInvalid(t, err, tc.lenient)
+			}
+			_, err = strict.Verify(context.Background(), tok)
+			if tc.strictRefuse {
+				wantInvalid(t, err, "typ")
+			} else if err != nil {
+				t.Errorf("RequireAccessTokenType: refused: %v", err)
+			}
+		})
 	}
 }
