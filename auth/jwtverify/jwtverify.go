@@ -97,7 +97,7 @@ type Options struct {
 
 // Verifier is a [resourceserver.Verifier] for JWT access tokens (RFC 9068)
 // signed with a key of the issuer's JSON Web Key Set. It checks the
-// signature, the algorithm, iss, aud, exp and nbf, and reads sub,
+// signature, the algorithm, the token's type, iss, aud, exp and nbf, and reads sub,
 // client_id (or azp) and scope (or scp) into an [auth.Info]. Create one
 // with [New]; it is safe for concurrent use.
 type Verifier struct {
