@@ -199,6 +199,9 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*mcp.Cal
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := res.(*mcp.CreateTaskResult); ok && s.declaresTasks() {
+		return s.awaitTask(ctx, call, t)
+	}
 	r, ok := res.(*mcp.CallToolResult)
 	if !ok {
 		// A task: the server created one although this client declared

@@ -64,6 +64,13 @@ type LoopOptions struct {
 	// legacy session has no rounds, so it never runs there: a legacy
 	// server's requests go straight to the callbacks.
 	OnRound func(ctx context.Context, p *Pending) error
+	// MaxTaskPolls is how many times CallTool polls a task (tasks/get)
+	// before it fails with a *TaskPollsExceededError and cancels the task.
+	// Default: 100,000 (a day at the default interval).
+	MaxTaskPolls int
+	// MaxPollInterval caps the wait between two polls of a task, whatever
+	// the server's pollIntervalMs says. Default: 30s.
+	MaxPollInterval time.Duration
 }
 
 // loopPolicy is LoopOptions with defaults applied.
@@ -73,12 +80,21 @@ type loopPolicy struct {
 	roundTimeout             time.Duration
 	firstBackoff, maxBackoff time.Duration
 	onRound                  func(context.Context, *Pending) error
+	maxTaskPolls             int
+	maxPollInterval          time.Duration
 }
 
 func newLoopPolicy(o *LoopOptions) loopPolicy {
-	p := loopPolicy{maxRounds: 10, maxInputRequests: 32, firstBackoff: 50 * time.Millisecond, maxBackoff: 250 * time.Millisecond}
+	p := loopPolicy{maxRounds: 10, maxInputRequests: 32, firstBackoff: 50 * time.Millisecond, maxBackoff: 250 * time.Millisecond,
+		maxTaskPolls: 100_000, maxPollInterval: 30 * time.Second}
 	if o == nil {
 		return p
+	}
+	if o.MaxTaskPolls > 0 {
+		p.maxTaskPolls = o.MaxTaskPolls
+	}
+	if o.MaxPollInterval > 0 {
+		p.maxPollInterval = o.MaxPollInterval
 	}
 	if o.MaxRounds > 0 {
 		p.maxRounds = o.MaxRounds
