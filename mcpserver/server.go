@@ -70,6 +70,11 @@ type Options struct {
 	// subscriptions/listen stream before further ones are dropped (and
 	// logged). Default: 64.
 	ListenBuffer int
+	// AnswerTimeout bounds how long a question asked over a legacy
+	// session's back-channel waits for the client's answer. Default:
+	// server.DefaultAnswerTimeout; negative means no bound. See
+	// server.Options.AnswerTimeout.
+	AnswerTimeout time.Duration
 
 	// Server holds the low-level server's options.
 	//
@@ -180,6 +185,9 @@ func (o *Options) lowLevel() *server.Options {
 	}
 	if o.ListenBuffer != 0 {
 		low.ListenBuffer = o.ListenBuffer
+	}
+	if o.AnswerTimeout != 0 {
+		low.AnswerTimeout = o.AnswerTimeout
 	}
 	return &low
 }

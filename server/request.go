@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
@@ -139,7 +140,43 @@ func (r *Request) Ask(ctx context.Context, q mcp.InputRequest) (json.RawMessage,
 	if err != nil {
 		return nil, fmt.Errorf("server: encoding %s: %w", q.Method(), err)
 	}
-	return r.call(ctx, q.Method(), params)
+	d := DefaultAnswerTimeout
+	if r.session != nil {
+		if t := r.session.s.opts.AnswerTimeout; t != 0 {
+			d = t
+		}
+	}
+	if d < 0 {
+		return r.call(ctx, q.Method(), params)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, d, errAnswerTimeout)
+	defer cancel()
+	res, err := r.call(actx, q.Method(), params)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAnswerTimeout) {
+		return nil, &AnswerTimeoutError{Method: q.Method(), Timeout: d}
+	}
+	return res, err
+}
+
+// errAnswerTimeout is the cause of an Ask that ran out of time.
+var errAnswerTimeout = errors.New("server: no answer in time")
+
+// AnswerTimeoutError is returned by Request.Ask when a legacy client kept
+// its connection but did not answer within Options.AnswerTimeout. It
+// matches context.DeadlineExceeded; sent as it is, it is a -32603 whose
+// message says what went unanswered and for how long.
+type AnswerTimeoutError struct {
+	Method  string
+	Timeout time.Duration
+}
+
+func (e *AnswerTimeoutError) Error() string {
+	return fmt.Sprintf("server: the client did not answer %s within %v", e.Method, e.Timeout)
+}
+
+// Unwrap returns the wire error and context.DeadlineExceeded.
+func (e *AnswerTimeoutError) Unwrap() []error {
+	return []error{wire.Internal("Internal error: the client did not answer %s within %v", e.Method, e.Timeout), context.DeadlineExceeded}
 }
 
 // noBackChannel is the one error of a server-to-client request that has

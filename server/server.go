@@ -48,7 +48,18 @@ type Options struct {
 	// subscriptions/listen stream before further ones are dropped (and
 	// logged). Default: 64.
 	ListenBuffer int
+	// AnswerTimeout bounds how long a legacy session's server-to-client
+	// request (Request.Ask: an elicitation, a sampling, the roots) waits
+	// for the client's answer; a client that keeps its connection but
+	// never answers would otherwise hold the call, its goroutine and its
+	// session for ever. The call's own context may end it sooner.
+	// Default: 10 minutes, long enough for a person to fill a form;
+	// negative means no bound.
+	AnswerTimeout time.Duration
 }
+
+// DefaultAnswerTimeout is Options.AnswerTimeout's default.
+const DefaultAnswerTimeout = 10 * time.Minute
 
 // BridgeOptions configures the legacy bridge; see Options.Bridge.
 type BridgeOptions struct {
