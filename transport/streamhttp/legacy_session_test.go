@@ -15,6 +15,7 @@ import (
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
 )
 
 // These tests run the handler inside a synctest bubble, where time is fake:
@@ -290,7 +291,10 @@ func TestSessionResumeWindow(t *testing.T) {
 		srvPriming(t, evs[0], "1-0")
 		srvAsRequest(t, evs[1], mcp.MethodElicit)
 
-		time.Sleep(time.Hour) // a resumed stream has no deadline
+		// A resumed stream has no deadline of its own: minutes past the
+		// resume window, the question (bounded by server.Options.
+		// AnswerTimeout, ten minutes, not by the stream) still waits.
+		time.Sleep(server.DefaultAnswerTimeout - time.Minute)
 		answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":"accept","content":{"region":"ap-south-1"}}}`, q.ID.Raw())
 		if c := bubblePost(h, srvHeaders(sid), answer); c.status() != http.StatusAccepted {
 			t.Fatalf("answer: %d %s", c.status(), c.body())
