@@ -75,6 +75,10 @@ type Options struct {
 	// server.DefaultAnswerTimeout; negative means no bound. See
 	// server.Options.AnswerTimeout.
 	AnswerTimeout time.Duration
+	// MaxInitializeSize bounds a legacy initialize's params, in bytes.
+	// Default: server.DefaultMaxInitializeSize; negative means no bound.
+	// See server.Options.MaxInitializeSize.
+	MaxInitializeSize int
 
 	// Server holds the low-level server's options.
 	//
@@ -188,6 +192,9 @@ func (o *Options) lowLevel() *server.Options {
 	}
 	if o.AnswerTimeout != 0 {
 		low.AnswerTimeout = o.AnswerTimeout
+	}
+	if o.MaxInitializeSize != 0 {
+		low.MaxInitializeSize = o.MaxInitializeSize
 	}
 	return &low
 }

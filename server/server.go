@@ -56,7 +56,17 @@ type Options struct {
 	// Default: 10 minutes, long enough for a person to fill a form;
 	// negative means no bound.
 	AnswerTimeout time.Duration
+	// MaxInitializeSize bounds the params of a legacy initialize, in
+	// bytes. A session keeps the client's declared capabilities and
+	// identity for its whole life, so their size is what one session
+	// costs; an initialize over the limit is refused with -32602 naming
+	// it. Default: DefaultMaxInitializeSize; negative means no bound.
+	MaxInitializeSize int
 }
+
+// DefaultMaxInitializeSize is Options.MaxInitializeSize's default: far
+// more than any client's capabilities and identity need.
+const DefaultMaxInitializeSize = 64 << 10
 
 // DefaultAnswerTimeout is Options.AnswerTimeout's default.
 const DefaultAnswerTimeout = 10 * time.Minute

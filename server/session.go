@@ -83,11 +83,14 @@ func (s *Server) ServesLegacy() bool { return s.legacyVersion("") != "" }
 // returns it with the result to send. The error is always an
 // *jsonrpc.Error: -32601 when the server serves no legacy version (the
 // message lists the versions it does serve), -32602 for params that do
-// not decode.
+// not decode or are over Options.MaxInitializeSize.
 func (s *Server) Initialize(ctx context.Context, msg *jsonrpc.Request, opts *SessionOptions) (*Session, *mcp.InitializeResult, error) {
 	version := s.legacyVersion("")
 	if msg.Method != mcp.MethodInitialize || version == "" {
 		return nil, nil, s.noHandshake()
+	}
+	if limit := s.maxInitializeSize(); limit > 0 && len(msg.Params) > limit {
+		return nil, nil, wire.InvalidParams("Invalid params: initialize params are %d bytes, over the server's limit of %d (Options.MaxInitializeSize)", len(msg.Params), limit)
 	}
 	var p mcp.InitializeRequestParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil || len(msg.Params) == 0 {
@@ -351,5 +354,18 @@ func (ss *Session) run() {
 				ss.s.log.Debug("server: could not send a change to a legacy session", "method", c.method, "err", err)
 			}
 		}
+	}
+}
+
+// maxInitializeSize is Options.MaxInitializeSize with its default; 0 or
+// less means no bound.
+func (s *Server) maxInitializeSize() int {
+	switch n := s.opts.MaxInitializeSize; {
+	case n == 0:
+		return DefaultMaxInitializeSize
+	case n < 0:
+		return 0
+	default:
+		return n
 	}
 }
