@@ -159,29 +159,3 @@ func TestFoldName(t *testing.T) {
 		t.Error("FoldName merges names encoding/json keeps apart")
 	}
 }
-
-// TestEscapedSurrogatePairsFold: a member name written with an escaped
-// surrogate pair is folded as the one rune the pair stands for, so case
-// twins outside the Basic Multilingual Plane are caught however they are
-// written (Deseret capital and small long I, U+10400 and U+10428), and an
-// escaped emoji key, which has no twin, is accepted.
-func TestEscapedSurrogatePairsFold(t *testing.T) {
-	for _, data := range []string{
-		`{"\ud801\udc00":1,"\ud801\udc28":2}`,
-		`{"\ud801\udc00":1,"` + "\U00010428" + `":2}`,
-		`{"a\ud801\udc00b":1,"A\ud801\udc28B":2}`,
-	} {
-		if err := CheckUnambiguous([]byte(data)); err == nil {
-			t.Errorf("%s: case twins outside the BMP accepted", data)
-		}
-	}
-	for _, data := range []string{
-		`{"\ud83d\ude00":1}`,
-		`{"\ud83d\ude00":1,"\ud83d\ude01":2,"x":3}`,
-		`{"\ud801\udc00":1,"\ud801\udc01":2}`,
-	} {
-		if err := CheckUnambiguous([]byte(data)); err != nil {
-			t.Errorf("%s: %v", data, err)
-		}
-	}
-}
