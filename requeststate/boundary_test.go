@@ -106,6 +106,39 @@ func TestRejectionIsByteIdentical(t *testing.T) {
 	}
 }
 
+// TestStateBindsTheTargetOfEveryMethod: a state sealed for one target is
+// refused on another target of the same method with the same arguments,
+// for every carrier: another tool, another prompt, another resource URI.
+// The digest binds the target per method, so dropping it for one method
+// would let a prompt's (or a resource's) state be spent on a sibling.
+func TestStateBindsTheTargetOfEveryMethod(t *testing.T) {
+	pairs := []struct {
+		name string
+		a, b call
+	}{
+		{"tools/call", tool("ask", map[string]any{"n": 1}), tool("other", map[string]any{"n": 1})},
+		{"prompts/get", prompt("ask", map[string]string{"a": "b"}), prompt("other", map[string]string{"a": "b"})},
+		{"prompts/get without arguments", prompt("ask", nil), prompt("other", nil)},
+		{"resources/read", resource("ask://one"), resource("ask://two")},
+	}
+	for _, p := range pairs {
+		t.Run(p.name, func(t *testing.T) {
+			f := newFixture(t, "svc", true, &requeststate.Policy{Keys: [][]byte{key(1)}})
+			st := f.begin(p.a)
+			runs := f.runs.Load()
+			if got := f.raw(p.b.with(st, "confirm")); got != wantRejected {
+				t.Fatalf("the state of %v presented on %v: got %s, want %s", p.a.params, p.b.params, got, wantRejected)
+			}
+			if n := f.runs.Load() - runs; n != 0 {
+				t.Fatalf("handlers ran %d times for a state sealed for another target", n)
+			}
+			if r := f.do(p.a.with(st, "confirm")); r.Error != nil {
+				t.Fatalf("the state on its own target: %v", r.Error)
+			}
+		})
+	}
+}
+
 // TestTamperMatrixOnTheWire changes every character of a sealed state, as
 // a client would send it: each variant gets the one fixed error, and no
 // handler runs.

@@ -93,6 +93,15 @@ func TestDigestBindsMethodAndTarget(t *testing.T) {
 	if tool("a") == tool("b") || tool("a") == prompt || prompt == resA || tool("a") == resA {
 		t.Fatal("method or target not bound")
 	}
+	// The target is bound for every method, not only for tools.
+	promptB, _ := requestDigest(mcp.MethodGetPrompt, &mcp.GetPromptRequestParams{Name: "b"})
+	resB, _ := requestDigest(mcp.MethodReadResource, &mcp.ReadResourceRequestParams{URI: "b"})
+	if prompt == promptB {
+		t.Error("a prompt's name not bound")
+	}
+	if resA == resB {
+		t.Error("a resource's URI not bound")
+	}
 	// A prompt's argument map digests like the JSON object of its strings.
 	p1, _ := requestDigest(mcp.MethodGetPrompt, &mcp.GetPromptRequestParams{Name: "a", Arguments: map[string]string{"x": "1", "y": "2"}})
 	p2, _ := requestDigest(mcp.MethodGetPrompt, &mcp.GetPromptRequestParams{Name: "a", Arguments: map[string]string{"y": "2", "x": "1"}})
