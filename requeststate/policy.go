@@ -100,7 +100,9 @@ type Policy struct {
 func ProcessLocal() *Policy {
 	key := make([]byte, MinKeyLen)
 	rand.Read(key)
-	return &Policy{Keys: [][]byte{key}, local: key}
+	// local is a copy: a caller that overwrites the key in place (copy
+	// into p.Keys[0]) has changed the keys, and loses the exemption.
+	return &Policy{Keys: [][]byte{key}, local: bytes.Clone(key)}
 }
 
 // isLocal reports whether p still holds exactly the key ProcessLocal made.

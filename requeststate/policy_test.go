@@ -54,11 +54,27 @@ func TestPolicyErrors(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
-	// A process-local policy whose keys were replaced is an explicit one.
-	p := requeststate.ProcessLocal()
-	p.Keys = [][]byte{key(3)}
-	if _, err := requeststate.NewBoundary("", p); err == nil {
-		t.Error("a process-local policy with other keys escaped the named-server rule")
+	// A process-local policy whose keys were changed is an explicit one:
+	// the changed keys may be shared with another service, so its tokens
+	// need an audience. Replaced, appended to, prepended to, or the
+	// generated key overwritten in place.
+	for _, change := range []struct {
+		name string
+		do   func(p *requeststate.Policy)
+	}{
+		{"replaced", func(p *requeststate.Policy) { p.Keys = [][]byte{key(3)} }},
+		{"appended", func(p *requeststate.Policy) { p.Keys = append(p.Keys, key(3)) }},
+		{"prepended", func(p *requeststate.Policy) { p.Keys = append([][]byte{key(3)}, p.Keys...) }},
+		{"overwritten in place", func(p *requeststate.Policy) { copy(p.Keys[0], key(3)) }},
+	} {
+		p := requeststate.ProcessLocal()
+		change.do(p)
+		if _, err := requeststate.NewBoundary("", p); err == nil || !strings.Contains(err.Error(), "no name to use as the audience") {
+			t.Errorf("a process-local policy with its keys %s, on an unnamed server: err = %v, want the named-server rule", change.name, err)
+		}
+		if _, err := requeststate.NewBoundary("svc", p); err != nil {
+			t.Errorf("a process-local policy with its keys %s, on a named server: %v", change.name, err)
+		}
 	}
 	defer func() {
 		if recover() == nil {
