@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +27,17 @@ type seenRequest struct {
 func generationServer(seen chan<- seenRequest) *server.Server {
 	s := server.New(mcp.Implementation{Name: "generation", Version: "1"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.Name == "ask" {
+			// Ask checks the capabilities the request runs with before it
+			// sends anything.
+			_, err := req.Ask(ctx, mcp.NewElicitFormRequest("Which region?", mcp.ElicitRequestedSchema{
+				Properties: map[string]mcp.PrimitiveSchemaDefinition{"region": &mcp.StringSchema{}},
+			}))
+			if err != nil {
+				return mcp.TextResult("ask failed: " + err.Error()), nil
+			}
+			return mcp.TextResult("asked"), nil
+		}
 		seen <- seenRequest{version: req.ProtocolVersion(), caps: *req.ClientCapabilities(), session: req.Session()}
 		return mcp.TextResult("seen"), nil
 	})
@@ -33,14 +46,15 @@ func generationServer(seen chan<- seenRequest) *server.Server {
 
 // initializeOver opens a connection to s, initializes it with params
 // (without the 2026-07-28 envelope, as a legacy client does) and returns
-// the connection and the answer.
-func initializeOver(t *testing.T, s *server.Server, params string) (*jsonrpc.Conn, *mcp.InitializeResult) {
+// the connection and the answer. The server's requests to the client go to
+// answer (nil: method not found).
+func initializeOver(t *testing.T, s *server.Server, params string, answer jsonrpc.Handler) (*jsonrpc.Conn, *mcp.InitializeResult) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	a, b := transport.NewMemoryPipe()
 	served := make(chan struct{})
 	go func() { s.ServeConn(ctx, b); close(served) }()
-	conn := jsonrpc.NewConn(a, nil)
+	conn := jsonrpc.NewConn(a, &jsonrpc.ConnOptions{Handler: answer})
 	t.Cleanup(func() { conn.Close(); cancel(); <-served })
 	callCtx, end := context.WithTimeout(context.Background(), 10*time.Second)
 	defer end()
@@ -88,7 +102,7 @@ func TestInitializeNeverAgreesToAModernVersion(t *testing.T) {
 		t.Run(string(asked), func(t *testing.T) {
 			seen := make(chan seenRequest, 1)
 			s := generationServer(seen)
-			conn, res := initializeOver(t, s, `{"protocolVersion":"`+string(asked)+`","capabilities":{},"clientInfo":{"name":"x","version":"1"}}`)
+			conn, res := initializeOver(t, s, `{"protocolVersion":"`+string(asked)+`","capabilities":{},"clientInfo":{"name":"x","version":"1"}}`, nil)
 			if res.ProtocolVersion != newestLegacy {
 				t.Fatalf("initialize asking %q answered %q, want the newest legacy version %q", asked, res.ProtocolVersion, newestLegacy)
 			}
@@ -116,4 +130,55 @@ func TestInitializeNeverAgreesToAModernVersion(t *testing.T) {
 		}
 		sess.Close()
 	}
+}
+
+// TestLegacyRequestCannotRedeclareCapabilities: a legacy session's
+// capabilities are the ones its client declared in initialize, for every
+// request of the session. A request's own _meta (which a legacy client
+// never sends, and a 2026-07-28 client sends on every request) neither
+// adds capabilities the session did not declare nor takes away those it
+// did: the handler sees the session's, and Ask, which checks them before
+// it sends anything, does not reach a client that never declared
+// elicitation.
+func TestLegacyRequestCannotRedeclareCapabilities(t *testing.T) {
+	const claimsAll = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{},"url":{}},"sampling":{},"roots":{}}}`
+	const claimsNone = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}`
+
+	t.Run("declared nothing", func(t *testing.T) {
+		seen := make(chan seenRequest, 1)
+		var asked atomic.Int32
+		conn, _ := initializeOver(t, generationServer(seen), `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}`,
+			jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				asked.Add(1)
+				return json.RawMessage(`{"action":"accept","content":{"region":"eu-west-1"}}`), nil
+			}))
+		got := callSeen(t, conn, seen, `{"name":"seen","arguments":{},`+claimsAll+`}`)
+		if got.caps.Elicitation != nil || got.caps.Sampling != nil || got.caps.Roots != nil {
+			t.Errorf("a request claiming every capability on a session that declared none: the handler saw %+v", got.caps)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var res mcp.CallToolResult
+		if err := conn.Call(ctx, mcp.MethodCallTool, json.RawMessage(`{"name":"ask","arguments":{},`+claimsAll+`}`), &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Content) != 1 {
+			t.Fatalf("ask: content %+v", res.Content)
+		}
+		if text, _ := res.Content[0].(*mcp.TextContent); text == nil || !strings.HasPrefix(text.Text, "ask failed: ") {
+			t.Errorf("Ask on a session that declared no elicitation, in a request claiming it: %+v, want a refusal", res.Content[0])
+		}
+		if n := asked.Load(); n != 0 {
+			t.Errorf("the client that declared no elicitation was sent %d requests", n)
+		}
+	})
+
+	t.Run("declared everything", func(t *testing.T) {
+		seen := make(chan seenRequest, 1)
+		conn, _ := initializeOver(t, generationServer(seen), `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}},"sampling":{},"roots":{}},"clientInfo":{"name":"x","version":"1"}}`, nil)
+		got := callSeen(t, conn, seen, `{"name":"seen","arguments":{},`+claimsNone+`}`)
+		if got.caps.Elicitation == nil || got.caps.Sampling == nil || got.caps.Roots == nil {
+			t.Errorf("a request claiming no capability on a session that declared them: the handler saw %+v", got.caps)
+		}
+	})
 }
