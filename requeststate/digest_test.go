@@ -31,6 +31,8 @@ func TestDigestEquivalences(t *testing.T) {
 		{`{"s":"a"}`, `{"s":"\u0061"}`, `{"\u0073":"a"}`},
 		{`{"s":"\/"}`, `{"s":"/"}`},
 		{`{"s":"😀"}`, `{"s":"\ud83d\ude00"}`},
+		// Member names outside the Basic Multilingual Plane, escaped or not.
+		{`{"😀":1,"😁":2}`, `{"\ud83d\ude00":1,"\ud83d\ude01":2}`, `{"\ud83d\ude01":2,"😀":1}`},
 		{`{"s":"\ufffd"}`, "{\"s\":\"\ufffd\"}", `{"s":"\uFFFD"}`}, // U+FFFD escaped or literal: one value
 		{`{"x":{"b":[1,{"d":4,"c":3}],"a":null}}`, `{"x":{"a":null,"b":[1.0,{"c":3,"d":4}]}}`},
 	}
@@ -69,6 +71,7 @@ func TestDigestRefusesAmbiguousArguments(t *testing.T) {
 		`{"amount":1,"Amount":1000}`, `{"Amount":1000,"amount":1}`, // encoding/json: last wins, case folded
 		`{"a":1,"a":2}`, `{"a":2,"a":1}`, `{"a":1,"\u0061":1}`, // duplicates, even of one value
 		`{"x":[{"k":1,"K":2}]}`, `{"s":1,"\u017f":2}`, // nested; U+017F folds to s
+		`{"\ud801\udc00":1,"\ud801\udc28":2}`, `{"\ud801\udc00":1,"𐐨":2}`, // Deseret capital and small (U+10400, U+10428), escaped or not
 		`{"a":"\ud800"}`, `{"a":"\udfff"}`, `{"a":"\ud800\u0041"}`, // lone surrogates, escaped
 		"{\"a\":\"\xed\xa0\x80\"}",         // the same surrogate, raw: invalid UTF-8
 		"{\"a\":\"\xff\"}", "{\"\xff\":1}", // invalid UTF-8 in a value, in a name

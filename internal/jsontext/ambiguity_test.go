@@ -159,3 +159,64 @@ func TestFoldName(t *testing.T) {
 		t.Error("FoldName merges names encoding/json keeps apart")
 	}
 }
+
+// TestCheckUnambiguousEscapedSurrogatePairs: a member name written with an
+// escaped surrogate pair is compared by the character the pair stands
+// for, folded like any other: "\ud801\udc00" (DESERET CAPITAL LONG I,
+// U+10400) and "\ud801\udc28" (its small letter, U+10428) are case twins
+// that encoding/json reads as one field, escaped or not; two different
+// characters outside the Basic Multilingual Plane, escaped, are two names.
+// Folding the halves one by one (each a lone surrogate, U+FFFD once
+// encoded) would make every pair of escaped astral names twins, and
+// combining them wrongly would miss real ones. Small objects and large
+// ones (compared through a map) alike.
+func TestCheckUnambiguousEscapedSurrogatePairs(t *testing.T) {
+	filler := func(large bool) string {
+		if !large {
+			return ""
+		}
+		var b strings.Builder
+		for i := range 2 * smallObject {
+			fmt.Fprintf(&b, `"f%d":0,`, i)
+		}
+		return b.String()
+	}
+	for _, large := range []bool{false, true} {
+		for _, tt := range []struct{ a, b string }{
+			{`\ud801\udc00`, `\ud801\udc28`}, // both escaped
+			{`\uD801\uDC00`, `\ud801\udc28`}, // hex digits in either case
+			{`\ud801\udc00`, "\U00010428"},   // escaped capital, literal small
+			{"\U00010400", `\ud801\udc28`},   // literal capital, escaped small
+			{`x\ud801\udc00y`, `X\ud801\udc28Y`},
+		} {
+			in := `{` + filler(large) + `"` + tt.a + `":1,"` + tt.b + `":2}`
+			err := CheckUnambiguous([]byte(in))
+			var ae *AmbiguityError
+			if !errors.As(err, &ae) || !strings.Contains(err.Error(), "case folding") {
+				t.Errorf("large=%v %s: err = %v, want case twins", large, in, err)
+			}
+		}
+		for _, names := range [][]string{
+			{`\ud83d\ude00`},                               // one emoji
+			{`\ud83d\ude00`, `\ud83d\ude01`},               // two emoji with one high surrogate
+			{`\ud83d\ude00`, `\ud83d\ude00x`},              // one a prefix of the other
+			{`\ud801\udc00`, `\ud801\udc01`},               // two capitals: not twins
+			{`\ud801\udc28`, `\ud801\udc29`},               // two small letters
+			{`\ud801\udc00`, `\ud83d\ude00`, "\U0001F601"}, // escaped and literal, all different
+			{`\udbff\udfff`, `\ud800\udc00`},               // the last and the first astral code points
+		} {
+			var b strings.Builder
+			b.WriteString("{" + filler(large))
+			for i, n := range names {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, `"%s":%d`, n, i)
+			}
+			b.WriteString("}")
+			if err := CheckUnambiguous([]byte(b.String())); err != nil {
+				t.Errorf("large=%v %s: %v", large, b.String(), err)
+			}
+		}
+	}
+}
