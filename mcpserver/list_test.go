@@ -153,11 +153,18 @@ func TestListDefaultPageSize(t *testing.T) {
 // nextEvent returns the next notification of a listen stream.
 func nextEvent(t *testing.T, sub *client.Subscription) string {
 	t.Helper()
-	ev, ok := <-sub.Events()
-	if !ok {
-		t.Fatalf("the listen stream ended: %v", sub.Err())
+	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
+	defer cancel()
+	select {
+	case ev, ok := <-sub.Events():
+		if !ok {
+			t.Fatalf("the listen stream ended: %v", sub.Err())
+		}
+		return ev.Method
+	case <-ctx.Done():
+		t.Fatalf("waited %v for a notification on the listen stream", failAfter)
 	}
-	return ev.Method
+	return ""
 }
 
 func TestListChangedNotifications(t *testing.T) {
@@ -249,7 +256,7 @@ func TestListChangedFiltered(t *testing.T) {
 		return &mcp.GetPromptResult{}, nil
 	}))
 	addTools(t, s, "second")
-	ev := <-sub.Events()
+	ev := recv(t, sub.Events(), "the tool list change")
 	if ev.Method != mcp.NotificationToolListChanged {
 		t.Errorf("first event = %s, want only the tool change", ev.Method)
 	}

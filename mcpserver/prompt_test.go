@@ -303,7 +303,7 @@ func TestPromptHandBuiltInputRequired(t *testing.T) {
 	if p == nil {
 		t.Fatal("completed")
 	}
-	if got := <-seen; got != `responses=[] state=""` {
+	if got := recv(t, seen, "the handler's first round"); got != `responses=[] state=""` {
 		t.Errorf("first round saw %s", got)
 	}
 	if p.RequestState == "greet-1" || strings.Contains(p.RequestState, "greet") {
@@ -320,7 +320,7 @@ func TestPromptHandBuiltInputRequired(t *testing.T) {
 	if got := promptText(t, res.(*mcp.GetPromptResult)); got != "Hello, Ada (greet-1, en)" {
 		t.Errorf("text = %q", got)
 	}
-	if got := <-seen; got != `responses=[who] state="greet-1"` {
+	if got := recv(t, seen, "the handler's retry"); got != `responses=[who] state="greet-1"` {
 		t.Errorf("retry saw %s", got)
 	}
 	res2, err := sess.GetPrompt(ctx, "greet", map[string]string{"lang": "fr"})
