@@ -62,19 +62,40 @@ func TestLoopbackAuthorizer(t *testing.T) {
 		q   url.Values
 		err error
 	}
+	// A deadline for the whole flow: an Authorize that never opens the
+	// browser or never returns fails the test in seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	done := make(chan result, 1)
 	go func() {
-		q, err := a.Authorize(context.Background(), "https://as.example/authorize?x=1")
+		q, err := a.Authorize(ctx, "https://as.example/authorize?x=1")
 		done <- result{q, err}
 	}()
-	if u := <-opened; u != "https://as.example/authorize?x=1" {
-		t.Errorf("opened %q", u)
+	select {
+	case u := <-opened:
+		if u != "https://as.example/authorize?x=1" {
+			t.Errorf("opened %q", u)
+		}
+	case r := <-done:
+		t.Fatalf("Authorize returned %v, %v without opening the browser", r.q, r.err)
+	case <-ctx.Done():
+		t.Fatal("Authorize did not open the browser")
 	}
-	resp, err := http.Get(a.RedirectURI() + "?code=c1&state=s1")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.RedirectURI()+"?code=c1&state=s1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("redirect: %v %v", resp, err)
 	}
-	r := <-done
+	resp.Body.Close()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("Authorize did not return after the redirect")
+	}
 	if r.err != nil || r.q.Get("code") != "c1" || r.q.Get("state") != "s1" {
 		t.Fatalf("Authorize = %v, %v", r.q, r.err)
 	}
@@ -84,9 +105,9 @@ func TestLoopbackAuthorizer(t *testing.T) {
 	if !strings.Contains(printed, "https://as.example/authorize?x=1") {
 		t.Errorf("the URL was not shown to the user: %q", printed)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := a.Authorize(ctx, "https://as.example/authorize"); err != context.Canceled {
+	cancelled, cancelNow := context.WithCancel(context.Background())
+	cancelNow()
+	if _, err := a.Authorize(cancelled, "https://as.example/authorize"); err != context.Canceled {
 		t.Errorf("cancelled Authorize: %v", err)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -593,16 +595,44 @@ func TestConcurrentRequestsAuthorizeOnce(t *testing.T) {
 	as := newFakeAS(t, nil)
 	rs := newFakeRS(t, as, nil)
 	tr := newTransport(t, Config{})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			status, _, err := post(t, tr, rs.url(), "x")
-			if err != nil || status != 200 {
-				t.Errorf("status %d, err %v", status, err)
+	// Concurrent requests wait for one authorization: a deadline, so that
+	// requests left waiting for ever fail the test in seconds. They report
+	// on a channel rather than through t, since a stuck one may outlive
+	// the test.
+	const n = 8
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	results := make(chan error, n)
+	for range n {
+		go func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, rs.url(), strings.NewReader("x"))
+			if err != nil {
+				results <- err
+				return
 			}
-		})
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := tr.Client().Do(req)
+			if err != nil {
+				results <- err
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				err = fmt.Errorf("status %d", resp.StatusCode)
+			}
+			results <- err
+		}()
 	}
-	wg.Wait()
+	for i := range n {
+		select {
+		case err := <-results:
+			if err != nil {
+				t.Errorf("request: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%d of %d concurrent requests still waiting for their authorization after 10s", n-i, n)
+		}
+	}
 	if auth, _, reg := as.counts(); auth != 1 || reg != 1 {
 		t.Errorf("%d authorizations, %d registrations for concurrent requests; want 1", auth, reg)
 	}
