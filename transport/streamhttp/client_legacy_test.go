@@ -689,7 +689,7 @@ func TestLegacyCancel(t *testing.T) {
 	c, _ := dialLegacy(t, e.url, nil)
 	handshake(t, c)
 	write(t, c, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}}`)
-	<-started
+	srvRecv(t, started, "the tools/call POST")
 	write(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"enough"}}`)
 	select {
 	case <-postClosed:

@@ -232,9 +232,9 @@ func TestClientDisconnectCancels(t *testing.T) {
 		_, err := sess.CallTool(ctx, "slow", nil)
 		errc <- err
 	}()
-	<-f.slowStarted
+	srvRecv(t, f.slowStarted, "the start of the slow call")
 	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
+	if err := srvRecv(t, errc, "the end of the cancelled CallTool"); !errors.Is(err, context.Canceled) {
 		t.Errorf("CallTool = %v, want context.Canceled", err)
 	}
 	select {
@@ -656,7 +656,7 @@ func TestCancelNotificationClosesPOST(t *testing.T) {
 	if err := conn.Write(ctx, []byte(rawRequest(41, "tools/call", `"name":"slow"`))); err != nil {
 		t.Fatal(err)
 	}
-	<-f.slowStarted
+	srvRecv(t, f.slowStarted, "the start of the slow call")
 	if err := conn.Write(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"enough"}}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -686,8 +686,10 @@ func TestCloseEndsCalls(t *testing.T) {
 	if err := conn.Write(context.Background(), []byte(rawRequest(1, "tools/call", `"name":"slow"`))); err != nil {
 		t.Fatal(err)
 	}
-	<-f.slowStarted
-	conn.Close()
+	srvRecv(t, f.slowStarted, "the start of the slow call")
+	closed := make(chan error, 1)
+	go func() { closed <- conn.Close() }()
+	srvRecv(t, closed, "Close's return with a call in flight")
 	select {
 	case <-f.slowEnded:
 	case <-time.After(10 * time.Second):
@@ -739,12 +741,15 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	for range sub.Events() {
+	for {
+		if _, open := srvRecv2(t, sub.Events(), "the end of the listen stream after Shutdown"); !open {
+			break
+		}
 	}
 	if !errors.Is(sub.Err(), client.ErrListenEnded) {
 		t.Errorf("subscription ended with %v", sub.Err())
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+	if err := srvRecv(t, served, "Serve's return after Shutdown"); !errors.Is(err, http.ErrServerClosed) {
 		t.Errorf("Serve: %v", err)
 	}
 }

@@ -284,6 +284,12 @@ func serve(t *testing.T, h http.Handler) (string, *recorder) {
 	rec := &recorder{next: h}
 	ts := httptest.NewServer(rec)
 	t.Cleanup(func() {
+		if t.Failed() {
+			// A test that failed may have left a request its regression
+			// never ended; Close would wait for it for ever, and the
+			// failure would surface only as go test's timeout.
+			ts.CloseClientConnections()
+		}
 		ts.Close()
 		rec.validate(t)
 	})

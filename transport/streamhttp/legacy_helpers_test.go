@@ -314,6 +314,18 @@ func srvRecv[T any](t *testing.T, ch <-chan T, what string) T {
 	return zero
 }
 
+// srvRecv2 waits for a value on ch, or for ch to close (open is false).
+func srvRecv2[T any](t *testing.T, ch <-chan T, what string) (v T, open bool) {
+	t.Helper()
+	select {
+	case v, open = <-ch:
+		return v, open
+	case <-time.After(srvFailAfter):
+		t.Fatalf("no %s", what)
+	}
+	return v, false
+}
+
 // srvSend sends v on ch, failing the test if nobody takes it.
 func srvSend[T any](t *testing.T, ch chan<- T, v T, what string) {
 	t.Helper()

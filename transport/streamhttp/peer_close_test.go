@@ -50,21 +50,23 @@ func TestSessionCloseEndsServerWork(t *testing.T) {
 			}
 			call := make(chan error, 1)
 			go func() { _, err := sess.CallTool(ctx, "slow", nil); call <- err }()
-			<-f.slowStarted
+			srvRecv(t, f.slowStarted, "the start of the slow call")
 
-			if err := sess.Close(); err != nil {
+			closed := make(chan error, 1)
+			go func() { closed <- sess.Close() }()
+			if err := srvRecv(t, closed, "Close's return with a call and a listen stream in flight"); err != nil {
 				t.Errorf("Close: %v", err)
 			}
-			if err := <-f.slowEnded; !errors.Is(err, context.Canceled) {
+			if err := srvRecv(t, f.slowEnded, "the end of the slow call's handler"); !errors.Is(err, context.Canceled) {
 				t.Errorf("the tool call's context ended with %v, want context.Canceled", err)
 			}
 			if !legacy {
-				if err := <-listenEnded; !errors.Is(err, context.Canceled) {
+				if err := srvRecv(t, listenEnded, "the end of the listen handler"); !errors.Is(err, context.Canceled) {
 					t.Errorf("the listen handler ended with %v, want context.Canceled", err)
 				}
 			}
-			<-sub.Done()
-			if err := <-call; err == nil {
+			srvRecv(t, sub.Done(), "the end of the listen stream")
+			if err := srvRecv(t, call, "the end of the call in flight"); err == nil {
 				t.Error("the call in flight succeeded after Close")
 			}
 		})
