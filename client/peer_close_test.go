@@ -136,7 +136,8 @@ func TestStdioCloseWithListenOpen(t *testing.T) {
 			if legacy {
 				opts = pinned(*opts)
 			}
-			ctx := context.Background()
+			ctx, cancelFlow := context.WithTimeout(context.Background(), flowDeadline)
+			defer cancelFlow()
 			sess, err := newClient(opts).Connect(ctx, tr)
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
@@ -146,9 +147,9 @@ func TestStdioCloseWithListenOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			call := async(func() error { _, err := sess.CallTool(ctx, "slow", nil); return err })
-			<-started
+			within(t, started, "the slow call's start")
 
-			err = sess.Close()
+			err = within(t, async(sess.Close), "Close's return with a call and a listen stream in flight")
 			if err != nil {
 				t.Errorf("Close = %v, want nil: the server should exit on its own when its stdin closes", err)
 			}
@@ -158,7 +159,7 @@ func TestStdioCloseWithListenOpen(t *testing.T) {
 			if err := sub.Err(); !errors.Is(err, jsonrpc.ErrConnClosed) {
 				t.Errorf("stream Err() = %v, want ErrConnClosed", err)
 			}
-			if err := <-call; !errors.Is(err, jsonrpc.ErrConnClosed) {
+			if err := within(t, call, "the end of the call in flight"); !errors.Is(err, jsonrpc.ErrConnClosed) {
 				t.Errorf("the call in flight ended with %v, want ErrConnClosed", err)
 			}
 		})

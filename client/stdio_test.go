@@ -58,6 +58,32 @@ func serverCommand(t *testing.T, mode string) (*exec.Cmd, *stdio.CommandTranspor
 	return cmd, stdio.NewCommandTransport(cmd, &stdio.CommandOptions{Stderr: stderr}), stderr
 }
 
+// flowDeadline bounds the whole flow of a test that runs a server
+// process: Connect, Listen (which no RequestTimeout cuts) and the calls.
+const flowDeadline = 30 * time.Second
+
+// failAfter bounds each wait of the tests that run a server process on
+// something a regression could leave undone (a call that never returns, a
+// stream that never ends), so that they fail with a message in seconds
+// rather than at go test's timeout.
+const failAfter = 10 * time.Second
+
+// within returns the next value on ch (the zero value once ch is closed),
+// failing the test when none comes within failAfter.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
+	defer cancel()
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		t.Fatalf("waited %v for %s", failAfter, what)
+	}
+	var zero T
+	return zero
+}
+
 func TestStdioEndToEnd(t *testing.T) {
 	cmd, tr, _ := serverCommand(t, "serve")
 	started := make(chan struct{}, 1)
@@ -69,7 +95,8 @@ func TestStdioEndToEnd(t *testing.T) {
 			}
 		}
 	}})
-	ctx := context.Background()
+	ctx, cancelFlow := context.WithTimeout(context.Background(), flowDeadline)
+	defer cancelFlow()
 	sess, err := c.Connect(ctx, tr)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
@@ -106,7 +133,7 @@ func TestStdioEndToEnd(t *testing.T) {
 	// A listen stream, and its cancellation, over stdio.
 	sub, err := sess.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("Listen: %v", err)
 	}
 	if !sub.Granted.ToolsListChanged {
 		t.Errorf("Granted = %+v", sub.Granted)
@@ -114,7 +141,7 @@ func TestStdioEndToEnd(t *testing.T) {
 	if _, err := sess.CallTool(ctx, "notify", nil); err != nil {
 		t.Fatal(err)
 	}
-	if e := <-sub.Events(); e.Method != mcp.NotificationToolListChanged {
+	if e := within(t, sub.Events(), "the tool list change on the listen stream"); e.Method != mcp.NotificationToolListChanged {
 		t.Errorf("event %+v", e)
 	}
 	sub.Close()
@@ -125,9 +152,9 @@ func TestStdioEndToEnd(t *testing.T) {
 	// Cancelling a call stops its handler in the server process.
 	cctx, cancel := context.WithCancel(ctx)
 	done := async(func() error { _, err := sess.CallTool(cctx, "slow", nil); return err })
-	<-started
+	within(t, started, "the slow call's start")
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := within(t, done, "the end of the cancelled call"); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled CallTool: %v", err)
 	}
 	if res, err := sess.CallTool(ctx, "slow-ended", nil); err != nil || text(res) != "it ended" {
@@ -154,19 +181,21 @@ func TestStdioEndToEnd(t *testing.T) {
 
 func TestStdioServerCrashes(t *testing.T) {
 	cmd, tr, _ := serverCommand(t, "crash")
-	sess, err := newClient(nil).Connect(context.Background(), tr)
+	ctx, cancelFlow := context.WithTimeout(context.Background(), flowDeadline)
+	defer cancelFlow()
+	sess, err := newClient(nil).Connect(ctx, tr)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	sub, err := sess.Listen(context.Background(), mcp.SubscriptionFilter{ToolsListChanged: true})
+	sub, err := sess.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sess.CallTool(context.Background(), "echo", nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
+	if _, err := sess.CallTool(ctx, "echo", nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("CallTool on a crashing server: %v, want ErrConnClosed", err)
 	}
-	<-sess.Done()
-	<-sub.Done()
+	within(t, sess.Done(), "the end of the session whose server crashed")
+	within(t, sub.Done(), "the end of the listen stream whose server crashed")
 	if err := sub.Err(); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("subscription Err() = %v, want ErrConnClosed", err)
 	}
