@@ -169,7 +169,7 @@ func TestLegacyDisconnectMidQuestion(t *testing.T) {
 	})
 	defer close(release)
 	go p.conn.Call(context.Background(), mcp.MethodCallTool, map[string]any{"name": "ask"}, nil)
-	<-asking
+	within(t, asking, "the server's question to the client")
 	p.conn.Close()
 	select {
 	case err := <-seen:
