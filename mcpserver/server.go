@@ -79,6 +79,10 @@ type Options struct {
 	// Default: server.DefaultMaxInitializeSize; negative means no bound.
 	// See server.Options.MaxInitializeSize.
 	MaxInitializeSize int
+	// MaxStreamSubscriptions bounds the resource URIs one listen stream
+	// may subscribe to. Default: server.DefaultMaxStreamSubscriptions;
+	// negative means no bound. See server.Options.MaxStreamSubscriptions.
+	MaxStreamSubscriptions int
 
 	// Server holds the low-level server's options.
 	//
@@ -195,6 +199,9 @@ func (o *Options) lowLevel() *server.Options {
 	}
 	if o.MaxInitializeSize != 0 {
 		low.MaxInitializeSize = o.MaxInitializeSize
+	}
+	if o.MaxStreamSubscriptions != 0 {
+		low.MaxStreamSubscriptions = o.MaxStreamSubscriptions
 	}
 	return &low
 }

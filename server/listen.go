@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -164,6 +165,13 @@ func (s *Server) grant(asked mcp.SubscriptionFilter) mcp.SubscriptionFilter {
 // the client cancels (no result is sent then) or the server ends the stream
 // (the final result is sent).
 func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsListenRequestParams) (mcp.AnyResult, error) {
+	limit := s.opts.MaxStreamSubscriptions
+	if limit == 0 {
+		limit = DefaultMaxStreamSubscriptions
+	}
+	if n := len(p.Notifications.ResourceSubscriptions); limit > 0 && n > limit {
+		return nil, wire.InvalidParams("Invalid params: %d resourceSubscriptions, over the server's limit of %d per stream (Options.MaxStreamSubscriptions)", n, limit)
+	}
 	sub := &subscription{
 		filter: s.grant(p.Notifications),
 		events: make(chan change, s.opts.ListenBuffer),

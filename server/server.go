@@ -62,7 +62,16 @@ type Options struct {
 	// costs; an initialize over the limit is refused with -32602 naming
 	// it. Default: DefaultMaxInitializeSize; negative means no bound.
 	MaxInitializeSize int
+	// MaxStreamSubscriptions bounds the resource URIs one
+	// subscriptions/listen stream may subscribe to; a request with more
+	// is refused with -32602 naming the limit. Default:
+	// DefaultMaxStreamSubscriptions; negative means no bound.
+	MaxStreamSubscriptions int
 }
+
+// DefaultMaxStreamSubscriptions is Options.MaxStreamSubscriptions'
+// default.
+const DefaultMaxStreamSubscriptions = 1000
 
 // DefaultMaxInitializeSize is Options.MaxInitializeSize's default: far
 // more than any client's capabilities and identity need.
