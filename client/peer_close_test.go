@@ -10,6 +10,7 @@ import (
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/internal/leakcheck"
 	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport"
@@ -147,9 +148,9 @@ func TestStdioCloseWithListenOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			call := async(func() error { _, err := sess.CallTool(ctx, "slow", nil); return err })
-			within(t, started, "the slow call's start")
+			testwait.Recv(t, started, "the slow call's start")
 
-			err = within(t, async(sess.Close), "Close's return with a call and a listen stream in flight")
+			err = testwait.Recv(t, async(sess.Close), "Close's return with a call and a listen stream in flight")
 			if err != nil {
 				t.Errorf("Close = %v, want nil: the server should exit on its own when its stdin closes", err)
 			}
@@ -159,7 +160,7 @@ func TestStdioCloseWithListenOpen(t *testing.T) {
 			if err := sub.Err(); !errors.Is(err, jsonrpc.ErrConnClosed) {
 				t.Errorf("stream Err() = %v, want ErrConnClosed", err)
 			}
-			if err := within(t, call, "the end of the call in flight"); !errors.Is(err, jsonrpc.ErrConnClosed) {
+			if err := testwait.Recv(t, call, "the end of the call in flight"); !errors.Is(err, jsonrpc.ErrConnClosed) {
 				t.Errorf("the call in flight ended with %v, want ErrConnClosed", err)
 			}
 		})

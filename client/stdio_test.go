@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/transport/stdio"
@@ -61,28 +62,6 @@ func serverCommand(t *testing.T, mode string) (*exec.Cmd, *stdio.CommandTranspor
 // flowDeadline bounds the whole flow of a test that runs a server
 // process: Connect, Listen (which no RequestTimeout cuts) and the calls.
 const flowDeadline = 30 * time.Second
-
-// failAfter bounds each wait of the tests that run a server process on
-// something a regression could leave undone (a call that never returns, a
-// stream that never ends), so that they fail with a message in seconds
-// rather than at go test's timeout.
-const failAfter = 10 * time.Second
-
-// within returns the next value on ch (the zero value once ch is closed),
-// failing the test when none comes within failAfter.
-func within[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
-	defer cancel()
-	select {
-	case v := <-ch:
-		return v
-	case <-ctx.Done():
-		t.Fatalf("waited %v for %s", failAfter, what)
-	}
-	var zero T
-	return zero
-}
 
 func TestStdioEndToEnd(t *testing.T) {
 	cmd, tr, _ := serverCommand(t, "serve")
@@ -141,7 +120,7 @@ func TestStdioEndToEnd(t *testing.T) {
 	if _, err := sess.CallTool(ctx, "notify", nil); err != nil {
 		t.Fatal(err)
 	}
-	if e := within(t, sub.Events(), "the tool list change on the listen stream"); e.Method != mcp.NotificationToolListChanged {
+	if e := testwait.Recv(t, sub.Events(), "the tool list change on the listen stream"); e.Method != mcp.NotificationToolListChanged {
 		t.Errorf("event %+v", e)
 	}
 	sub.Close()
@@ -152,9 +131,9 @@ func TestStdioEndToEnd(t *testing.T) {
 	// Cancelling a call stops its handler in the server process.
 	cctx, cancel := context.WithCancel(ctx)
 	done := async(func() error { _, err := sess.CallTool(cctx, "slow", nil); return err })
-	within(t, started, "the slow call's start")
+	testwait.Recv(t, started, "the slow call's start")
 	cancel()
-	if err := within(t, done, "the end of the cancelled call"); !errors.Is(err, context.Canceled) {
+	if err := testwait.Recv(t, done, "the end of the cancelled call"); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled CallTool: %v", err)
 	}
 	if res, err := sess.CallTool(ctx, "slow-ended", nil); err != nil || text(res) != "it ended" {
@@ -194,8 +173,8 @@ func TestStdioServerCrashes(t *testing.T) {
 	if _, err := sess.CallTool(ctx, "echo", nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("CallTool on a crashing server: %v, want ErrConnClosed", err)
 	}
-	within(t, sess.Done(), "the end of the session whose server crashed")
-	within(t, sub.Done(), "the end of the listen stream whose server crashed")
+	testwait.Recv(t, sess.Done(), "the end of the session whose server crashed")
+	testwait.Recv(t, sub.Done(), "the end of the listen stream whose server crashed")
 	if err := sub.Err(); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("subscription Err() = %v, want ErrConnClosed", err)
 	}

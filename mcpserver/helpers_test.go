@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -361,25 +360,4 @@ func sortedKeys(r mcp.InputResponses) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// failAfter bounds every wait of a test on something that a regression
-// could leave unsent, so that the test fails with a message in seconds
-// rather than at go test's timeout.
-const failAfter = 10 * time.Second
-
-// recv returns the next value on ch, failing the test when none comes
-// within failAfter.
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
-	defer cancel()
-	select {
-	case v := <-ch:
-		return v
-	case <-ctx.Done():
-		t.Fatalf("waited %v for %s", failAfter, what)
-	}
-	var zero T
-	return zero
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
@@ -153,7 +154,7 @@ func TestListDefaultPageSize(t *testing.T) {
 // nextEvent returns the next notification of a listen stream.
 func nextEvent(t *testing.T, sub *client.Subscription) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.FailAfter)
 	defer cancel()
 	select {
 	case ev, ok := <-sub.Events():
@@ -162,7 +163,7 @@ func nextEvent(t *testing.T, sub *client.Subscription) string {
 		}
 		return ev.Method
 	case <-ctx.Done():
-		t.Fatalf("waited %v for a notification on the listen stream", failAfter)
+		t.Fatalf("waited %v for a notification on the listen stream", testwait.FailAfter)
 	}
 	return ""
 }
@@ -256,7 +257,7 @@ func TestListChangedFiltered(t *testing.T) {
 		return &mcp.GetPromptResult{}, nil
 	}))
 	addTools(t, s, "second")
-	ev := recv(t, sub.Events(), "the tool list change")
+	ev := testwait.Recv(t, sub.Events(), "the tool list change")
 	if ev.Method != mcp.NotificationToolListChanged {
 		t.Errorf("first event = %s, want only the tool change", ev.Method)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
@@ -303,7 +304,7 @@ func TestPromptHandBuiltInputRequired(t *testing.T) {
 	if p == nil {
 		t.Fatal("completed")
 	}
-	if got := recv(t, seen, "the handler's first round"); got != `responses=[] state=""` {
+	if got := testwait.Recv(t, seen, "the handler's first round"); got != `responses=[] state=""` {
 		t.Errorf("first round saw %s", got)
 	}
 	if p.RequestState == "greet-1" || strings.Contains(p.RequestState, "greet") {
@@ -320,7 +321,7 @@ func TestPromptHandBuiltInputRequired(t *testing.T) {
 	if got := promptText(t, res.(*mcp.GetPromptResult)); got != "Hello, Ada (greet-1, en)" {
 		t.Errorf("text = %q", got)
 	}
-	if got := recv(t, seen, "the handler's retry"); got != `responses=[who] state="greet-1"` {
+	if got := testwait.Recv(t, seen, "the handler's retry"); got != `responses=[who] state="greet-1"` {
 		t.Errorf("retry saw %s", got)
 	}
 	res2, err := sess.GetPrompt(ctx, "greet", map[string]string{"lang": "fr"})

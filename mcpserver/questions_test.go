@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
@@ -893,7 +894,7 @@ func TestToolHandBuiltInputRequired(t *testing.T) {
 	call, err := client.ToolCall("delete", map[string]any{"name": "orders"})
 	mustOK(t, err)
 	p := begin(t, sess, call)
-	if got := recv(t, seen, "the handler's first round"); got != `responses=[] state=""` {
+	if got := testwait.Recv(t, seen, "the handler's first round"); got != `responses=[] state=""` {
 		t.Errorf("first round saw %s", got)
 	}
 	if got := formMessage(t, p.InputRequests, "confirm"); got != "Delete orders?" {
@@ -909,7 +910,7 @@ func TestToolHandBuiltInputRequired(t *testing.T) {
 	res := finish(t, sess, p, answers)
 	wantText(t, res, false, "deleted orders: true")
 	// The answer to a key the round did not ask never reaches the handler.
-	if got := recv(t, seen, "the handler's retry"); got != `responses=[confirm] state="delete:orders:step1"` {
+	if got := testwait.Recv(t, seen, "the handler's retry"); got != `responses=[confirm] state="delete:orders:step1"` {
 		t.Errorf("retry saw %s", got)
 	}
 

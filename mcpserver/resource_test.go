@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
@@ -323,7 +324,7 @@ func TestResourceTemplateHandBuiltInputRequired(t *testing.T) {
 	if p == nil {
 		t.Fatal("completed")
 	}
-	if got := recv(t, seen, "the handler's first round"); got != `responses=[] state=""` {
+	if got := testwait.Recv(t, seen, "the handler's first round"); got != `responses=[] state=""` {
 		t.Errorf("first round saw %s", got)
 	}
 	if got := formMessage(t, p.InputRequests, "pin"); got != "PIN for alpha?" {
@@ -340,7 +341,7 @@ func TestResourceTemplateHandBuiltInputRequired(t *testing.T) {
 	if got := readText(t, res.(*mcp.ReadResourceResult)); got != "vault://alpha vault:alpha pin=0000" {
 		t.Errorf("read = %q", got)
 	}
-	if got := recv(t, seen, "the handler's retry"); got != `responses=[pin] state="vault:alpha"` {
+	if got := testwait.Recv(t, seen, "the handler's retry"); got != `responses=[pin] state="vault:alpha"` {
 		t.Errorf("retry saw %s", got)
 	}
 	res2, err := sess.ReadResource(ctx, "vault://beta")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -74,28 +75,6 @@ func (rc *rawClient) call(t *testing.T, method string, params any) (json.RawMess
 	return res, err
 }
 
-// failAfter bounds each wait of a test on something a regression could
-// leave unsent (a notification, the end of a stream or of a call), so that
-// the test fails with a message in seconds rather than at go test's
-// timeout.
-const failAfter = 10 * time.Second
-
-// within returns the next value on ch (the zero value once ch is closed),
-// failing the test when none comes within failAfter.
-func within[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
-	defer cancel()
-	select {
-	case v := <-ch:
-		return v
-	case <-ctx.Done():
-		t.Fatalf("waited %v for %s", failAfter, what)
-	}
-	var zero T
-	return zero
-}
-
 func TestListenStream(t *testing.T) {
 	s := newFixture(nil)
 	rc := dial(t, s)
@@ -111,7 +90,7 @@ func TestListenStream(t *testing.T) {
 		}, &res)
 	}()
 
-	ack := within(t, rc.notifications, "the listen stream's acknowledgement")
+	ack := testwait.Recv(t, rc.notifications, "the listen stream's acknowledgement")
 	if ack.Method != mcp.NotificationSubscriptionsAcknowledged {
 		t.Fatalf("first notification is %s, want the acknowledgement", ack.Method)
 	}
@@ -130,7 +109,7 @@ func TestListenStream(t *testing.T) {
 	s.NotifyToolListChanged()                     // asked for
 	s.NotifyResourceUpdated("file:///readme.txt") // subscribed
 	for _, want := range []string{mcp.NotificationToolListChanged, mcp.NotificationResourceUpdated} {
-		n := within(t, rc.notifications, want)
+		n := testwait.Recv(t, rc.notifications, want)
 		if n.Method != want {
 			t.Fatalf("got %s, want %s", n.Method, want)
 		}
@@ -149,7 +128,7 @@ func TestListenStream(t *testing.T) {
 
 	// Cancelling the listen request ends the stream.
 	cancel()
-	if err := within(t, listenDone, "the end of the cancelled listen request"); !errors.Is(err, context.Canceled) {
+	if err := testwait.Recv(t, listenDone, "the end of the cancelled listen request"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("listen ended with %v", err)
 	}
 	select {
@@ -170,9 +149,9 @@ func TestEndSubscriptionsSendsResult(t *testing.T) {
 		}
 		done <- res
 	}()
-	within(t, rc.notifications, "the listen stream's acknowledgement") // the stream is registered
+	testwait.Recv(t, rc.notifications, "the listen stream's acknowledgement") // the stream is registered
 	s.EndSubscriptions()
-	res := within(t, done, "the final result of the listen stream")
+	res := testwait.Recv(t, done, "the final result of the listen stream")
 	var r mcp.SubscriptionsListenResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		t.Fatal(err)
@@ -273,12 +252,12 @@ func TestCancelledRequestGetsNoResponse(t *testing.T) {
 	go func() {
 		errc <- rc.conn.Call(ctx, mcp.MethodCallTool, &mcp.CallToolRequestParams{Meta: meta(), Name: "slow"}, nil)
 	}()
-	within(t, started, "the slow call's start")
+	testwait.Recv(t, started, "the slow call's start")
 	cancel()
-	if err := within(t, errc, "the end of the cancelled call"); !errors.Is(err, context.Canceled) {
+	if err := testwait.Recv(t, errc, "the end of the cancelled call"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("call ended with %v", err)
 	}
-	if err := within(t, stopped, "the end of the cancelled handler"); !errors.Is(err, context.Canceled) {
+	if err := testwait.Recv(t, stopped, "the end of the cancelled handler"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("handler context ended with %v", err)
 	}
 }

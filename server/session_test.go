@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -169,7 +170,7 @@ func TestLegacyDisconnectMidQuestion(t *testing.T) {
 	})
 	defer close(release)
 	go p.conn.Call(context.Background(), mcp.MethodCallTool, map[string]any{"name": "ask"}, nil)
-	within(t, asking, "the server's question to the client")
+	testwait.Recv(t, asking, "the server's question to the client")
 	p.conn.Close()
 	select {
 	case err := <-seen:

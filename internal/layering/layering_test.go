@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"internal/layering":       {},
 	"internal/mcpgen":         {}, // the encoder generator (design record 022): standard library only
 	"internal/leakcheck":      {},
+	"internal/testwait":       {}, // bounded waits for tests (standard library only)
 	"auth/resourceserver":     {"auth"},
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
 	"auth/authtest":           {},
