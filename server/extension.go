@@ -152,35 +152,26 @@ func (s *Server) declaredExtensions() map[string]json.RawMessage {
 	return maps.Clone(s.extensions)
 }
 
-// validExtensionID reports whether id is a prefix (dot-separated labels)
-// and a name joined by a slash, as the specification's _meta keys are.
+// validExtensionID reports whether id is a prefix (dot-separated labels of
+// letters, digits and inner hyphens) and a name (letters, digits, '-', '_'
+// and '.') joined by one slash, as the specification's _meta keys are.
 func validExtensionID(id string) bool {
 	prefix, name, ok := strings.Cut(id, "/")
-	if !ok || prefix == "" || name == "" || strings.Contains(name, "/") {
+	if !ok || name == "" || strings.ContainsFunc(name, func(r rune) bool { return !isAlnum(r) && !strings.ContainsRune("-_.", r) }) {
 		return false
 	}
 	for _, label := range strings.Split(prefix, ".") {
-		if label == "" || !isLabel(label) {
+		if label == "" || label[0] == '-' || label[len(label)-1] == '-' ||
+			strings.ContainsFunc(label, func(r rune) bool { return !isAlnum(r) && r != '-' }) {
 			return false
 		}
 	}
-	return isLabel(name) || strings.ContainsAny(name, "._") && !strings.ContainsFunc(name, func(r rune) bool {
-		return !(r == '.' || r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	})
+	return true
 }
 
-// isLabel reports whether s is letters, digits and inner hyphens.
-func isLabel(s string) bool {
-	for i, r := range s {
-		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-		if !alnum && (r != '-' || i == 0 || i == len(s)-1) {
-			return false
-		}
-	}
-	return s != ""
-}
+func isAlnum(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' }
 
-// prepareExtension decodes a request to an extension method: its params,
+// prepare decodes a request to an extension method: its params,
 // its _meta, and its target.
 func (m *extMethod) prepare(raw json.RawMessage) (params any, meta *mcp.RequestMetaObject, target string, err error) {
 	if params, meta, err = m.decode(raw); err != nil {

@@ -184,7 +184,10 @@ func TestDeclareExtension(t *testing.T) {
 	if err := s.DeclareExtension("io.modelcontextprotocol/tasks", map[string]int{"maxTtlMs": 60000}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"", "tasks", "/tasks", "io.mcp/", "io..mcp/x", "io.mcp/a/b", "-io.mcp/x", "io mcp/x"} {
+	if err := s.DeclareExtension("com.example-corp/my_ext.v2", nil); err != nil {
+		t.Errorf("a valid id refused: %v", err)
+	}
+	for _, bad := range []string{"", "tasks", "/tasks", "io.mcp/", "io..mcp/x", "io.mcp/a/b", "-io.mcp/x", "io-.mcp/x", "io mcp/x", "io.mcp/a b", "io.mcp/ä"} {
 		if err := s.DeclareExtension(bad, nil); err == nil {
 			t.Errorf("id %q accepted", bad)
 		}
@@ -197,7 +200,7 @@ func TestDeclareExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(res)
-	if !strings.Contains(string(b), `"extensions":{"com.example/echo":{},"io.modelcontextprotocol/tasks":{"maxTtlMs":60000}}`) {
+	if !strings.Contains(string(b), `"extensions":{"com.example-corp/my_ext.v2":{},"com.example/echo":{},"io.modelcontextprotocol/tasks":{"maxTtlMs":60000}}`) {
 		t.Errorf("discover: %s", b)
 	}
 }

@@ -287,11 +287,35 @@ func (m *Manager) get(ctx context.Context, req *server.Request, p *mcp.GetTaskRe
 	return res, nil
 }
 
-func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.UpdateTaskRequestParams) (*mcp.EmptyResult, error) {
-	if _, err := m.lookup(ctx, req, p.TaskID); err != nil {
-		return nil, err
+// change applies f to the task id names, in one store update, if req's
+// principal owns it: another principal's task is an unknown one.
+func (m *Manager) change(ctx context.Context, req *server.Request, id string, f func(*Record) error) error {
+	principal, err := m.principalOf(ctx, req)
+	if err != nil {
+		m.log.Error("tasks: principal hook failed", "err", err)
+		return unknownTask()
 	}
-	_, err := m.store.Update(ctx, p.TaskID, func(r *Record) error {
+	_, err = m.store.Update(ctx, id, func(r *Record) error {
+		if r.Principal != principal {
+			return ErrNotFound
+		}
+		return f(r)
+	})
+	var rpc *wire.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotFound):
+		return unknownTask()
+	case errors.As(err, &rpc):
+		return err
+	}
+	m.log.Error("tasks: updating a task failed", "task", id, "err", err)
+	return wire.Internal("")
+}
+
+func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.UpdateTaskRequestParams) (*mcp.EmptyResult, error) {
+	err := m.change(ctx, req, p.TaskID, func(r *Record) error {
 		if r.Status != mcp.TaskInputRequired {
 			return wire.InvalidParams("Invalid params: task %s is %s, not waiting for input", r.ID, r.Status)
 		}
@@ -313,9 +337,6 @@ func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.Update
 		r.Updated = m.now().UTC()
 		return nil
 	})
-	if errors.Is(err, ErrNotFound) {
-		return nil, unknownTask()
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -324,10 +345,7 @@ func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.Update
 }
 
 func (m *Manager) cancel(ctx context.Context, req *server.Request, p *mcp.CancelTaskRequestParams) (*mcp.EmptyResult, error) {
-	if _, err := m.lookup(ctx, req, p.TaskID); err != nil {
-		return nil, err
-	}
-	_, err := m.store.Update(ctx, p.TaskID, func(r *Record) error {
+	err := m.change(ctx, req, p.TaskID, func(r *Record) error {
 		if r.Status.Terminal() {
 			return nil // idempotent: a finished task stays as it finished
 		}
@@ -335,9 +353,6 @@ func (m *Manager) cancel(ctx context.Context, req *server.Request, p *mcp.Cancel
 		r.Updated = m.now().UTC()
 		return nil
 	})
-	if errors.Is(err, ErrNotFound) {
-		return nil, unknownTask()
-	}
 	if err != nil {
 		return nil, err
 	}
