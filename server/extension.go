@@ -169,7 +169,9 @@ func validExtensionID(id string) bool {
 	return true
 }
 
-func isAlnum(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' }
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
 
 // prepare decodes a request to an extension method: its params,
 // its _meta, and its target.
