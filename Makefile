@@ -1,13 +1,13 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop fleet bench bench-compare bench-smoke run mutate
+.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop fleet bench bench-compare bench-smoke run mutate cli bench-load load-smoke otel
 
 # The stages of `make test`, in order; a new stage is one more word here
 # (and its target below). scripts/stages.sh runs them one after another,
 # stops at the first that fails, and ends with one line that says the
 # verdict: "make test: 12 stages passed in 6m40s", or the stage that failed.
-STAGES = deps fmt vet api unit allocs fuzz bench-smoke examples conformance interop fleet
+STAGES = deps fmt vet api unit otel allocs fuzz bench-smoke load-smoke examples cli conformance interop fleet
 
 test:
 	@MAKE="$(MAKE)" bash scripts/stages.sh $(STAGES)
@@ -50,8 +50,9 @@ api-record:
 # (scripts/deps.sh installs it); here its absence is a failure, not a skip.
 # The allocation budgets are left to the allocs stage (the race detector
 # changes allocation counts), by name, so that nothing here reports a skip.
+# cmd/parley's terminal tests are the cli stage's (with tmux required).
 unit:
-	PARLEY_REQUIRE_REDIS=1 $(GO) test -race -skip AllocBudget ./...
+	PARLEY_REQUIRE_REDIS=1 $(GO) test -race -skip AllocBudget $$($(GO) list ./... | grep -v '/cmd/parley$$')
 
 # Allocation budgets are asserted without -race, which perturbs them.
 allocs:
@@ -79,6 +80,22 @@ bench-compare:
 bench-smoke:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./cmd/ratio/ && $(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
+# Serving under load (bench/cmd/load): Parley, go-sdk, mcp-go and a bare
+# net/http ceiling, each in its own process, driven by one Go load
+# generator at 1, 16, 64 and 256 connections, stateless and on 2025-11-25
+# sessions, LOAD_DURATION per cell, the median of LOAD_ROUNDS rounds; then
+# the memory of idle sessions. The tables and the targets (about five
+# minutes; not part of test). See bench/README.md.
+LOAD_DURATION ?= 2s
+LOAD_ROUNDS ?= 3
+bench-load:
+	cd bench && $(GO) run ./cmd/load -duration $(LOAD_DURATION) -rounds $(LOAD_ROUNDS)
+
+# One checked call to each server of bench-load, each started as its own
+# process, in both modes, and the harness's own tests (seconds).
+load-smoke:
+	cd bench && $(GO) test -count=1 ./cmd/load/
+
 run:
 	$(GO) run ./examples/provision
 
@@ -87,6 +104,12 @@ examples:
 	@for d in examples/*/; do [ -f $$d/main.go ] || continue; echo "== $$d"; $(GO) run ./$$d || exit 1; done
 	@for t in stdio http; do echo "== examples/provision -transport $$t"; $(GO) run ./examples/provision -transport $$t || exit 1; done
 	@for t in memory stdio http; do echo "== examples/provision -transport $$t -protocol 2025-11-25"; $(GO) run ./examples/provision -transport $$t -protocol 2025-11-25 || exit 1; done
+
+# The parley command (cmd/parley): golden output of every subcommand, and
+# its forms answered with keys in a real terminal, a tmux pane (scripts/
+# deps.sh installs tmux); here a missing tmux is a failure, not a skip.
+cli:
+	PARLEY_REQUIRE_TMUX=1 $(GO) test -race -count=1 ./cmd/parley/
 
 # Mutation testing of the security-critical packages (about 10 minutes; not
 # part of test): see docs/testing.md.
@@ -110,3 +133,10 @@ conformance:
 # Node.js or npm is a failure, not a skip. See interop/README.md.
 interop:
 	cd interop && $(GO) vet ./... && PARLEY_REQUIRE_INTEROP=1 $(GO) test -count=1 ./...
+
+# The OpenTelemetry module (otel/, a module of its own, so the SDK does not
+# depend on OpenTelemetry): vet, staticcheck, its tests with the race
+# detector, its allocation budget without it, and its example run to
+# completion (printing the span tree; no collector needed).
+otel:
+	cd otel && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./... && $(GO) test -count=1 -run AllocBudget ./... && $(GO) run ./examples/otlp

@@ -13,6 +13,7 @@ package auth
 
 import (
 	"context"
+	"encoding/binary"
 	"time"
 )
 
@@ -82,4 +83,56 @@ func WithInfo(ctx context.Context, info *Info) context.Context {
 func InfoFrom(ctx context.Context) *Info {
 	info, _ := ctx.Value(infoKey{}).(*Info)
 	return info
+}
+
+// addrKey is the context key of the client's network address.
+type addrKey struct{}
+
+// WithRemoteAddr returns a copy of ctx that carries the network address
+// the request came from: the host alone, without the port, since one
+// client opens many connections from one host. Transports that know the
+// address (Streamable HTTP) call it, so that limits per caller can tell
+// unauthenticated clients apart. Behind a reverse proxy it is the proxy's
+// address unless a middleware replaces it with the one the proxy vouches
+// for.
+func WithRemoteAddr(ctx context.Context, host string) context.Context {
+	return context.WithValue(ctx, addrKey{}, host)
+}
+
+// RemoteAddrFrom returns the host stored by [WithRemoteAddr], or "".
+func RemoteAddrFrom(ctx context.Context) string {
+	host, _ := ctx.Value(addrKey{}).(string)
+	return host
+}
+
+// CallerKey names the caller of a request for limits that give every
+// caller its own share of a pool: the principal ([Info] client, issuer and
+// subject) when the request is authenticated, else the client's address
+// ([RemoteAddrFrom]), else "" (unknown: stdio, or a transport that says
+// nothing of its peer). Two keys are the same caller when they are equal;
+// a principal key never equals an address key. Limits per caller do not
+// apply to "": there is either one client (stdio) or nothing to tell
+// clients apart by.
+func CallerKey(ctx context.Context) string {
+	if info := InfoFrom(ctx); info != nil {
+		return PrincipalKey(info)
+	}
+	if host := RemoteAddrFrom(ctx); host != "" {
+		return "addr:" + host
+	}
+	return ""
+}
+
+// PrincipalKey encodes the caller info describes (client, issuer and
+// subject, as [Info.SameCaller] compares them) as one string, with no two
+// callers sharing an encoding. info must not be nil. It is the principal
+// requeststate.AuthPrincipal binds sealed state to.
+func PrincipalKey(info *Info) string {
+	b := make([]byte, 0, len("oauth")+3*binary.MaxVarintLen64+len(info.ClientID)+len(info.Issuer)+len(info.Subject))
+	b = append(b, "oauth"...)
+	for _, part := range [...]string{info.ClientID, info.Issuer, info.Subject} {
+		b = binary.AppendUvarint(b, uint64(len(part)))
+		b = append(b, part...)
+	}
+	return string(b)
 }

@@ -63,3 +63,18 @@ func ExampleWithInfo() {
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output: booked for ada via travel-app
 }
+
+// CallerKey names who sends a request, for limits that give each caller
+// its own share: the principal when the request is authenticated, else the
+// client's address, which Streamable HTTP stores with WithRemoteAddr.
+func ExampleCallerKey() {
+	anon := auth.WithRemoteAddr(context.Background(), "192.0.2.7")
+	fmt.Println(auth.CallerKey(anon))
+	ada := auth.WithInfo(anon, &auth.Info{ClientID: "travel-app", Issuer: "https://as.example", Subject: "ada"})
+	fmt.Println(auth.CallerKey(ada) == auth.PrincipalKey(auth.InfoFrom(ada)))
+	fmt.Printf("%q\n", auth.CallerKey(context.Background())) // stdio: unknown, not bounded per caller
+	// Output:
+	// addr:192.0.2.7
+	// true
+	// ""
+}

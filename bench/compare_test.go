@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	mgclient "github.com/mark3labs/mcp-go/client"
+
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -66,6 +68,7 @@ func gosdkTool(open func(b *testing.B) gosdkSession, tool, want string) func(b *
 func BenchmarkToolCall(b *testing.B) {
 	loop(b, "parley", parleyTool(func(b *testing.B) parleySession { return parleyInMemory(b, "") }, "echo", echoText))
 	loop(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkInMemory(b, "") }, "echo", echoText))
+	loop(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoInMemory(b, "") }, "echo", echoText))
 }
 
 // BenchmarkToolCallParallel is BenchmarkToolCall from GOMAXPROCS goroutines
@@ -74,6 +77,7 @@ func BenchmarkToolCall(b *testing.B) {
 func BenchmarkToolCallParallel(b *testing.B) {
 	loopParallel(b, "parley", parleyTool(func(b *testing.B) parleySession { return parleyInMemory(b, "") }, "echo", echoText))
 	loopParallel(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkInMemory(b, "") }, "echo", echoText))
+	loopParallel(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoInMemory(b, "") }, "echo", echoText))
 }
 
 // BenchmarkTwoRounds is a tools/call that needs one form elicitation,
@@ -94,6 +98,7 @@ func BenchmarkTwoRounds(b *testing.B) {
 	loop(b, "parley-sealed", parleyTool(func(b *testing.B) parleySession { return parleyInMemory(b, "") }, "provision", provisioned))
 	loop(b, "parley-unsealed", parleyTool(func(b *testing.B) parleySession { return parleyUnsealedInMemory(b) }, "provision", provisioned))
 	loop(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkInMemory(b, "") }, "provision", provisioned))
+	loop(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoInMemory(b, "") }, "provision", provisioned))
 }
 
 // BenchmarkTwoRoundsBackChannel is the same flow on a 2025-11-25 session,
@@ -105,6 +110,7 @@ func BenchmarkTwoRounds(b *testing.B) {
 func BenchmarkTwoRoundsBackChannel(b *testing.B) {
 	loop(b, "parley", parleyTool(func(b *testing.B) parleySession { return parleyInMemory(b, legacyVersion) }, "provision", provisioned))
 	loop(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkInMemory(b, legacyVersion) }, "provision-backchannel", provisioned))
+	loop(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoInMemory(b, legacyVersion) }, "provision", provisioned))
 }
 
 // BenchmarkToolCallHTTP is BenchmarkToolCall over stateless Streamable
@@ -115,6 +121,7 @@ func BenchmarkTwoRoundsBackChannel(b *testing.B) {
 func BenchmarkToolCallHTTP(b *testing.B) {
 	loop(b, "parley", parleyTool(func(b *testing.B) parleySession { return parleyHTTP(b, "") }, "echo", echoText))
 	loop(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkHTTP(b, true, "") }, "echo", echoText))
+	loop(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoHTTP(b, true, "") }, "echo", echoText))
 }
 
 // BenchmarkTwoRoundsHTTP is BenchmarkTwoRounds over stateless Streamable
@@ -123,6 +130,7 @@ func BenchmarkToolCallHTTP(b *testing.B) {
 func BenchmarkTwoRoundsHTTP(b *testing.B) {
 	loop(b, "parley-sealed", parleyTool(func(b *testing.B) parleySession { return parleyHTTP(b, "") }, "provision", provisioned))
 	loop(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkHTTP(b, true, "") }, "provision", provisioned))
+	loop(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoHTTP(b, true, "") }, "provision", provisioned))
 }
 
 // BenchmarkTwoRoundsHTTPBackChannel is BenchmarkTwoRoundsBackChannel over
@@ -132,6 +140,7 @@ func BenchmarkTwoRoundsHTTP(b *testing.B) {
 func BenchmarkTwoRoundsHTTPBackChannel(b *testing.B) {
 	loop(b, "parley", parleyTool(func(b *testing.B) parleySession { return parleyHTTP(b, legacyVersion) }, "provision", provisioned))
 	loop(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkHTTP(b, false, legacyVersion) }, "provision-backchannel", provisioned))
+	loop(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoHTTP(b, false, legacyVersion) }, "provision", provisioned))
 }
 
 // BenchmarkSession20251125 is BenchmarkToolCall on a 2025-11-25 session
@@ -140,6 +149,7 @@ func BenchmarkTwoRoundsHTTPBackChannel(b *testing.B) {
 func BenchmarkSession20251125(b *testing.B) {
 	loop(b, "parley", parleyTool(func(b *testing.B) parleySession { return parleyInMemory(b, legacyVersion) }, "echo", echoText))
 	loop(b, "gosdk", gosdkTool(func(b *testing.B) gosdkSession { return gosdkInMemory(b, legacyVersion) }, "echo", echoText))
+	loop(b, "mcpgo", mcpgoTool(func(b *testing.B) *mgclient.Client { return mcpgoInMemory(b, legacyVersion) }, "echo", echoText))
 }
 
 // BenchmarkJSONRPCRoundTrip is the floor under the in-memory calls: one

@@ -38,6 +38,9 @@ func decodeComplete[R any](method string, raw json.RawMessage) (*R, error) {
 // ServerCapabilities report. A serverInfo sent at the top level of the
 // result, where drafts of 2026-07-28 had it, is moved into its _meta.
 //
+// While a result the server marked cacheable (ttlMs) is fresh, Discover
+// returns it from the session's cache without a request (Options.Cache).
+//
 // A legacy session sends nothing: a legacy server has no server/discover,
 // and what it said in initialize holds for the whole session. Discover
 // returns that answer in this shape instead: the session's version as the
@@ -47,7 +50,7 @@ func (s *Session) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
 		return s.legacyDiscover()
 	}
 	p := &mcp.RequestParams{}
-	raw, err := s.call(ctx, mcp.MethodDiscover, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	raw, err := s.cachedCall(ctx, mcp.MethodDiscover, "", p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +96,7 @@ func (s *Session) ListResourceTemplates(ctx context.Context, cursor string) (*mc
 
 func list[R any](ctx context.Context, s *Session, method, cursor string) (*R, error) {
 	p := &mcp.PaginatedRequestParams{Cursor: cursor}
-	raw, err := s.call(ctx, method, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	raw, err := s.cachedCall(ctx, method, cursor, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil {
 		return nil, err
 	}

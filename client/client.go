@@ -109,6 +109,18 @@ type Options struct {
 	// context of a call still bounds it too; the earlier limit wins.
 	// Zero means DefaultRequestTimeout (60 s); negative means none.
 	RequestTimeout time.Duration
+	// Cache configures the session's cache of the results the server
+	// marks cacheable (ttlMs and cacheScope on server/discover, the lists
+	// and resources/read): on by default, kept per session, so a new
+	// session starts empty. See CacheOptions.
+	Cache *CacheOptions
+	// Middleware wraps every request the client sends (whatever the
+	// transport), every input request it answers (the inputRequests of a
+	// 2026-07-28 round and a legacy server's requests alike) and every
+	// logical call of CallTool, GetPrompt and ReadResource, in the order
+	// given: the first is outermost. See [Middleware]. nil: none, at no
+	// cost.
+	Middleware []Middleware
 }
 
 // Client is an MCP client. One Client may open any number of sessions.
@@ -124,6 +136,8 @@ type Client struct {
 	loop loopPolicy
 
 	requestTimeout time.Duration // Options.RequestTimeout, resolved; 0: none
+
+	chain Handler // Options.Middleware around the terminal handler; nil: none
 }
 
 // spokenVersions returns the versions a client speaks, newest first: the
@@ -160,6 +174,7 @@ func New(info mcp.Implementation, opts *Options) *Client {
 		c.opts.Capabilities = &caps
 	}
 	c.loop = newLoopPolicy(c.opts.Loop)
+	c.chain = buildChain(c.opts.Middleware)
 	c.requestTimeout = resolveRequestTimeout(c.opts.RequestTimeout)
 	c.log = c.opts.Logger
 	if c.log == nil {

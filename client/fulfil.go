@@ -257,7 +257,7 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 	if len(keys) == 1 && ctx.Done() == nil {
 		// One callback and a context that never ends: nothing to run
 		// alongside it and nothing to return early for, so it runs here.
-		raw, err := s.client.dispatch(ctx, keys[0], reqs[0])
+		raw, err := s.dispatch(ctx, p, keys[0], reqs[0])
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +284,7 @@ func (s *Session) Fulfil(ctx context.Context, p *Pending) (mcp.InputResponses, e
 					cancel(&callbackPanic{value: v})
 				}
 			}()
-			raw, err := s.client.dispatch(cctx, k, r)
+			raw, err := s.dispatch(cctx, p, k, r)
 			if err != nil {
 				cancel(err)
 			}
@@ -322,18 +322,19 @@ type callbackPanic struct{ value any }
 
 func (p *callbackPanic) Error() string { return fmt.Sprintf("client: callback panicked: %v", p.value) }
 
-// dispatch answers one input request r (under key) with the client's
-// callbacks and encodes the answer. It is the one path from a server's
+// dispatch answers one input request r (under key, asked by round p, nil
+// on a legacy session) with the client's callbacks, through the client's
+// middleware, and encodes the answer. It is the one path from a server's
 // question to Options.Elicit, Sample and ListRoots: Fulfil takes it for
 // the inputRequests of a 2026-07-28 round, and a legacy session for the
 // server's own requests, so both generations refuse and answer alike. The
 // error is a *MissingCallbackError, an *UndeclaredCapabilityError (no
 // callback has run) or a *CallbackError.
-func (c *Client) dispatch(ctx context.Context, key string, r mcp.InputRequest) (json.RawMessage, error) {
-	if err := c.check(key, r); err != nil {
+func (s *Session) dispatch(ctx context.Context, p *Pending, key string, r mcp.InputRequest) (json.RawMessage, error) {
+	if err := s.client.check(key, r); err != nil {
 		return nil, err
 	}
-	res, err := c.answer(ctx, r)
+	res, err := s.input(ctx, p, key, r)
 	if err == nil {
 		var raw []byte
 		if raw, err = mcp.Marshal(res); err == nil {

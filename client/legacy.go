@@ -45,16 +45,13 @@ func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion) err
 	c := s.client
 	s.legacy.Store(true)
 	s.setVersion(offer)
-	params, err := mcp.Marshal(&mcp.InitializeRequestParams{
+	p := &mcp.InitializeRequestParams{
 		ProtocolVersion: offer,
 		Capabilities:    *c.opts.Capabilities,
 		ClientInfo:      c.info,
-	})
-	if err != nil {
-		return fmt.Errorf("client: encoding initialize params: %w", err)
 	}
 	rctx, end := s.requestContext(ctx)
-	raw, err := s.conn.CallRaw(rctx, mcp.MethodInitialize, params)
+	raw, err := s.outgoing(rctx, jsonrpc.ID{}, mcp.MethodInitialize, p, nil, func(m *mcp.RequestMetaObject) { p.Meta = m })
 	if err != nil && timedOut(ctx, rctx) {
 		err = &RequestTimeoutError{Method: mcp.MethodInitialize, Timeout: c.requestTimeout}
 	}
@@ -244,7 +241,7 @@ func (s *Session) serveLegacy(ctx context.Context, req *jsonrpc.Request) (any, e
 		return nil, wire.InvalidParams("Invalid params: the params of %s do not fit its schema", req.Method)
 	}
 	s.answering.Add(1)
-	raw, err := s.client.dispatch(ctx, "", r)
+	raw, err := s.dispatch(ctx, nil, "", r)
 	s.answering.Add(-1)
 	if err == nil {
 		return json.RawMessage(raw), nil

@@ -168,6 +168,7 @@ func (s *Session) round(ctx context.Context, call *Call, done int, responses mcp
 		ir  *mcp.InputRequiredResult
 		err error
 	)
+	ctx = s.withRound(ctx, call, done+1)
 	switch call.Method {
 	case mcp.MethodCallTool:
 		var o mcp.CallToolOutcome
@@ -254,12 +255,14 @@ func (s *Session) GetPromptRound(ctx context.Context, p *mcp.GetPromptRequestPar
 	return out, nil
 }
 
-// ReadResourceRound is CallToolRound for resources/read.
+// ReadResourceRound is CallToolRound for resources/read. A first round
+// (no inputResponses, no requestState) is answered from the session's
+// cache while a cacheable result for the URI is fresh (Options.Cache).
 func (s *Session) ReadResourceRound(ctx context.Context, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
 	if err := s.legacyRound(mcp.MethodReadResource, p); err != nil {
 		return nil, err
 	}
-	raw, err := s.call(ctx, mcp.MethodReadResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m })
+	raw, err := s.readCall(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -273,10 +276,10 @@ func (s *Session) ReadResourceRound(ctx context.Context, p *mcp.ReadResourceRequ
 	return out, nil
 }
 
-// run drives call to completion: it fulfils each round's input requests
-// with the client's callbacks and retries, within the client's round limit
-// and with backoff on rounds that only carry state.
-func (s *Session) run(ctx context.Context, call *Call) (mcp.AnyResult, error) {
+// runRounds drives call to completion: it fulfils each round's input
+// requests with the client's callbacks and retries, within the client's
+// round limit and with backoff on rounds that only carry state.
+func (s *Session) runRounds(ctx context.Context, call *Call) (mcp.AnyResult, error) {
 	pol := s.client.loop
 	res, p, err := s.timedRound(ctx, call, 1, func(ctx context.Context) (mcp.AnyResult, *Pending, error) {
 		return s.Begin(ctx, call)

@@ -50,7 +50,10 @@ type Session struct {
 
 	deadlines deadlines // the RequestTimeout of pending 2026-07-28 requests
 
+	cache *resultCache // nil when Options.Cache disables it (cache.go)
+
 	nextToken atomic.Int64 // progress tokens
+	progress  sync.Map     // progress token -> RequestOptions.OnProgress of a request in flight
 	nextSub   atomic.Int64 // listen request ids
 
 	mu      sync.Mutex
@@ -60,7 +63,7 @@ type Session struct {
 }
 
 func newSession(c *Client, tc transport.Conn, version mcp.ProtocolVersion, pinned bool) *Session {
-	s := &Session{client: c, subs: make(map[jsonrpc.ID]*Subscription), pinned: pinned, tc: &onceCloser{Conn: tc}, resourceSubs: make(map[string]int)}
+	s := &Session{client: c, subs: make(map[jsonrpc.ID]*Subscription), pinned: pinned, tc: &onceCloser{Conn: tc}, resourceSubs: make(map[string]int), cache: newResultCache(c.opts.Cache)}
 	s.setVersion(version)
 	s.conn = jsonrpc.NewConn(s.tc, &jsonrpc.ConnOptions{
 		Logger:  c.log,
@@ -176,22 +179,34 @@ func (c *onceCloser) Close() error {
 func (s *Session) Done() <-chan struct{} { return s.conn.Done() }
 
 // requestMeta returns the _meta for one request: the shared object, or a
-// copy with a fresh progress token when progress is wanted. A legacy
+// copy with what ro changes, or with a fresh progress token when progress is
+// wanted (token, when valid, is the one ro.OnProgress listens on). A legacy
 // request carries no envelope (initialize declared it once), so its _meta
 // is the progress token alone, or nothing.
-func (s *Session) requestMeta() *mcp.RequestMetaObject {
+func (s *Session) requestMeta(ro *RequestOptions, token mcp.ProgressToken) *mcp.RequestMetaObject {
+	if !token.IsValid() && s.client.opts.OnProgress != nil {
+		token = s.progressToken()
+	}
 	if s.legacy.Load() {
-		if s.client.opts.OnProgress == nil {
+		if !token.IsValid() {
 			return nil
 		}
-		return &mcp.RequestMetaObject{ProgressToken: s.progressToken()}
+		return &mcp.RequestMetaObject{ProgressToken: token}
 	}
 	m := s.meta.Load()
-	if s.client.opts.OnProgress == nil {
+	if !token.IsValid() && (ro == nil || (ro.Capabilities == nil && ro.LogLevel == "")) {
 		return m
 	}
 	c := *m
-	c.ProgressToken = s.progressToken()
+	c.ProgressToken = token
+	if ro != nil {
+		if ro.Capabilities != nil {
+			c.ClientCapabilities = ro.Capabilities
+		}
+		if ro.LogLevel != "" {
+			c.LogLevel = ro.LogLevel
+		}
+	}
 	return &c
 }
 
@@ -222,21 +237,20 @@ func (s *Session) call(ctx context.Context, method string, params any, setMeta f
 // with nothing in common, and a second -32022 all end in an error wrapping
 // ErrUnsupportedVersion: the session never loops.
 func (s *Session) callID(ctx context.Context, id jsonrpc.ID, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
+	ro := requestOptionsFrom(ctx)
+	var token mcp.ProgressToken
+	if ro != nil && ro.OnProgress != nil {
+		// One token for every attempt of this request, routed to its
+		// caller until the request returns.
+		token = s.progressToken()
+		s.progress.Store(token, ro.OnProgress)
+		defer s.progress.Delete(token)
+	}
 	retried := false
 	for {
-		meta := s.requestMeta()
+		meta := s.requestMeta(ro, token)
 		setMeta(meta)
-		raw, err := mcp.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("client: encoding %s params: %w", method, err)
-		}
-		var res json.RawMessage
-		if id.IsValid() {
-			res, err = s.conn.CallRawID(ctx, id, method, raw)
-		} else {
-			// mcp.Marshal wrote raw: the connection need not check it again.
-			res, err = s.conn.CallRawValid(ctx, method, raw)
-		}
+		res, err := s.outgoing(ctx, id, method, params, meta, setMeta)
 		if err == nil {
 			return res, nil
 		}
@@ -273,6 +287,7 @@ func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 		}
 		return nil, wire.MethodNotFound("Method not found: %s", req.Method)
 	}
+	s.cache.notified(req.Method, req.Params) // before a stream's consumer sees it
 	switch req.Method {
 	case jsonrpc.CancelMethod:
 		// On stdio a server may end a listen stream by cancelling its
@@ -280,12 +295,14 @@ func (s *Session) handle(ctx context.Context, req *jsonrpc.Request) (any, error)
 		s.cancelledByServer(req)
 		return nil, nil
 	case mcp.NotificationProgress:
-		if f := s.client.opts.OnProgress; f != nil {
-			var p mcp.ProgressNotificationParams
-			if err := json.Unmarshal(req.Params, &p); err != nil {
-				s.client.log.Warn("client: bad progress notification", "err", err)
-				return nil, nil
-			}
+		var p mcp.ProgressNotificationParams
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			s.client.log.Warn("client: bad progress notification", "err", err)
+			return nil, nil
+		}
+		if f, ok := s.progress.Load(p.ProgressToken); ok {
+			f.(func(context.Context, *mcp.ProgressNotificationParams))(ctx, &p)
+		} else if f := s.client.opts.OnProgress; f != nil {
 			f(ctx, &p)
 		}
 		return nil, nil

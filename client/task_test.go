@@ -120,7 +120,7 @@ func TestCallToolTaskEnds(t *testing.T) {
 		sess, _ = connect(t, taskClient(&client.Options{Loop: &client.LoopOptions{MaxTaskPolls: 3}}), waiting)
 		_, err = sess.CallTool(context.Background(), "job", nil)
 		var polls *client.TaskPollsExceededError
-		if !errors.As(err, &polls) || polls.Polls != 3 {
+		if !errors.As(err, &polls) || polls.Polls != 3 || !polls.Cancelled {
 			t.Errorf("poll limit: %v", err)
 		}
 		synctest.Wait()
@@ -128,6 +128,115 @@ func TestCallToolTaskEnds(t *testing.T) {
 		case <-cancelled:
 		default:
 			t.Error("the poll limit did not cancel the task")
+		}
+	})
+}
+
+// TestTaskHandle: StartTool hands over the task instead of waiting; its
+// state is read, its question answered by hand and its result read with
+// Result; Wait whose context ends leaves the task running, and a second
+// session takes it up by id and waits for it with its callbacks; Cancel
+// stops a task and is a no-op on a finished one.
+func TestTaskHandle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ask := func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
+			answers, err := run.Ask(ctx, mcp.InputRequests{"name": mcp.NewElicitFormRequest("Who?", mcp.ElicitRequestedSchema{})})
+			if err != nil {
+				return nil, err
+			}
+			r, err := answers.Elicit("name")
+			if err != nil || !r.Accepted() {
+				return mcp.ErrorResult("no name"), nil
+			}
+			return mcp.TextResult("hello " + r.Content["name"].(string)), nil
+		}
+		s := taskServer(t, ask)
+		ctx := context.Background()
+		sess, _ := connect(t, taskClient(nil), s)
+		res, task, err := sess.StartTool(ctx, "job", nil)
+		if err != nil || res != nil || task == nil || task.ID == "" {
+			t.Fatalf("StartTool: %v %v %v", res, task, err)
+		}
+		synctest.Wait()
+		g, err := task.Status(ctx)
+		if err != nil || g.Status != mcp.TaskInputRequired || g.InputRequests["name"] == nil {
+			t.Fatalf("Status: %+v %v", g, err)
+		}
+		if _, done, err := client.Result(g); done || err != nil {
+			t.Errorf("Result of a waiting task: done %v, %v", done, err)
+		}
+		if err := task.Answer(ctx, mcp.InputResponses{"name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		g, _ = task.Status(ctx)
+		res, done, err := client.Result(g)
+		if !done || err != nil || res.Content[0].(*mcp.TextContent).Text != "hello Ada" {
+			t.Fatalf("Result: %+v %v %v", res, done, err)
+		}
+		if err := task.Cancel(ctx); err != nil {
+			t.Errorf("cancelling a finished task: %v", err)
+		}
+		if g, _ := task.Status(ctx); g.Status != mcp.TaskCompleted {
+			t.Errorf("a cancel changed a finished task: %s", g.Status)
+		}
+
+		// Wait gives up with its context and leaves the task to another
+		// session, which answers through its Elicit callback.
+		_, task, err = sess.StartTool(ctx, "job", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := task.Wait(wctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Wait with an ended context: %v", err)
+		}
+		synctest.Wait()
+		if g, _ := task.Status(ctx); g.Status != mcp.TaskInputRequired {
+			t.Fatalf("Wait's end touched the task: %s", g.Status)
+		}
+		other, _ := connect(t, taskClient(&client.Options{Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Grace"}}, nil
+		}}), s)
+		res, err = other.Task(task.ID).Wait(ctx)
+		if err != nil || res.Content[0].(*mcp.TextContent).Text != "hello Grace" {
+			t.Fatalf("taken up by id: %+v %v", res, err)
+		}
+
+		// Cancel stops a running task; Wait then reports it.
+		_, task, _ = sess.StartTool(ctx, "job", nil)
+		if err := task.Cancel(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := task.Wait(ctx); !errors.Is(err, client.ErrTaskCancelled) {
+			t.Errorf("Wait on a cancelled task: %v", err)
+		}
+		// Too many polls: Wait says so and does not cancel.
+		slow := taskServer(t, func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		few, _ := connect(t, taskClient(&client.Options{Loop: &client.LoopOptions{MaxTaskPolls: 2}}), slow)
+		_, task, _ = few.StartTool(ctx, "job", nil)
+		var pe *client.TaskPollsExceededError
+		if _, err := task.Wait(ctx); !errors.As(err, &pe) || pe.Cancelled || pe.Polls != 2 {
+			t.Fatalf("Wait past its polls: %v", err)
+		}
+		if g, _ := task.Status(ctx); g.Status != mcp.TaskWorking {
+			t.Errorf("Wait past its polls touched the task: %s", g.Status)
+		}
+		task.Cancel(ctx)
+		synctest.Wait()
+
+		// A client without the extension gets the result itself.
+		plain := newServer(nil)
+		plain.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+			return mcp.TextResult("now"), nil
+		})
+		ps, _ := connect(t, newClient(nil), plain)
+		if res, task, err := ps.StartTool(ctx, "job", nil); err != nil || task != nil || res.Content[0].(*mcp.TextContent).Text != "now" {
+			t.Errorf("StartTool without a task: %v %v %v", res, task, err)
 		}
 	})
 }

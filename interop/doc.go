@@ -4,7 +4,8 @@
 // over Streamable HTTP and stdio to TypeScript servers of the 2025
 // generation (sessionful, stateless, stdio-only) and calls a tool that
 // elicits; the TypeScript client, in its legacy and automatic modes, does
-// the same against Parley's server. It is a module of its own, so that
-// `go test ./...` at the root never needs Node.js; `make interop` (part
-// of `make test`) runs it. See README.md.
+// the same against Parley's server, and through the bridge (package
+// bridge) to a server of the other generation. It is a module of its own,
+// so that `go test ./...` at the root never needs Node.js; `make interop`
+// (part of `make test`) runs it. See README.md.
 package interop

@@ -157,9 +157,10 @@ type Name struct {
 
 // newParleyServer returns the Parley server the TypeScript client calls:
 // one tool, "ask", that asks for a name and answers "accept:<name>", as
-// the TypeScript servers' tool does.
-func newParleyServer() (*mcpserver.Server, error) {
-	s, err := mcpserver.New(mcp.Implementation{Name: "parley-interop", Version: "1.0.0"}, &mcpserver.Options{Logger: slog.New(slog.DiscardHandler)})
+// the TypeScript servers' tool does. It speaks versions, or every version
+// Parley serves when none is given.
+func newParleyServer(versions ...mcp.ProtocolVersion) (*mcpserver.Server, error) {
+	s, err := mcpserver.New(mcp.Implementation{Name: "parley-interop", Version: "1.0.0"}, &mcpserver.Options{Logger: slog.New(slog.DiscardHandler), SupportedVersions: versions})
 	if err != nil {
 		return nil, err
 	}

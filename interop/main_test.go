@@ -24,12 +24,20 @@ var (
 
 // serveEnv, when set in the environment, makes the test binary a Parley
 // server instead of running tests: the TypeScript client starts it as its
-// stdio server.
+// stdio server. "stdio" serves newParleyServer; "bridge" is `parley
+// bridge`, the bridge package on stdin and stdout, to the URL in
+// bridgeURLEnv.
 const serveEnv = "PARLEY_INTEROP_SERVE"
 
+// bridgeURLEnv is the remote server's URL of the "bridge" stdio server.
+const bridgeURLEnv = "PARLEY_INTEROP_BRIDGE_URL"
+
 func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) == "stdio" {
+	switch os.Getenv(serveEnv) {
+	case "stdio":
 		os.Exit(serveStdio())
+	case "bridge":
+		os.Exit(serveBridge())
 	}
 	dir, err := setup()
 	setupErr = err

@@ -4068,6 +4068,19 @@ func (v *SubscriptionFilter) appendJSON(dst []byte) ([]byte, error) {
 		}
 		dst = append(dst, ']')
 	}
+	if len(v.TaskIDs) > 0 {
+		dst = append(dst, sep)
+		sep = ','
+		dst = append(dst, `"taskIds":`...)
+		dst = append(dst, '[')
+		for i2 := range v.TaskIDs {
+			if i2 > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, string(v.TaskIDs[i2]))
+		}
+		dst = append(dst, ']')
+	}
 	if sep == '{' {
 		dst = append(dst, '{')
 	}
@@ -4232,19 +4245,11 @@ func (v *TaskStatusNotificationParams) appendJSON(dst []byte) ([]byte, error) {
 	var err error
 	_ = err
 	sep := byte('{')
-	if len(v.Meta) > 0 {
+	if v.Meta != nil {
 		dst = append(dst, sep)
 		sep = ','
 		dst = append(dst, `"_meta":`...)
-		if dst, err = appendSortedMap(dst, v.Meta, func(d1 []byte, e1 any) ([]byte, error) {
-			dst := d1
-			var err error
-			_ = err
-			if dst, err = appendValue(dst, e1); err != nil {
-				return dst, err
-			}
-			return dst, nil
-		}); err != nil {
+		if dst, err = appendMarshal(dst, (*v.Meta)); err != nil {
 			return dst, err
 		}
 	}
@@ -4281,6 +4286,20 @@ func (v *TaskStatusNotificationParams) appendJSON(dst []byte) ([]byte, error) {
 	if len(v.Error) > 0 {
 		dst = append(dst, `,"error":`...)
 		if dst, err = appendRawMessage(dst, v.Error); err != nil {
+			return dst, err
+		}
+	}
+	if len(v.InputRequests) > 0 {
+		dst = append(dst, `,"inputRequests":`...)
+		if dst, err = appendSortedMap(dst, v.InputRequests, func(d1 []byte, e1 InputRequest) ([]byte, error) {
+			dst := d1
+			var err error
+			_ = err
+			if dst, err = appendValue(dst, e1); err != nil {
+				return dst, err
+			}
+			return dst, nil
+		}); err != nil {
 			return dst, err
 		}
 	}

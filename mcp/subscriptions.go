@@ -19,6 +19,10 @@ type SubscriptionFilter struct {
 	// ResourceSubscriptions lists resource URIs to receive
 	// notifications/resources/updated for.
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs lists tasks to receive notifications/tasks for: a member of
+	// the tasks extension (io.modelcontextprotocol/tasks), which a client
+	// may ask for only when it declares the extension.
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // SubscriptionsListenRequestParams are the params of subscriptions/listen.

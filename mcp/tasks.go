@@ -135,16 +135,20 @@ type CancelTaskRequestParams struct {
 func (p *CancelTaskRequestParams) RequestMeta() *RequestMetaObject { return requestMeta(&p.Meta) }
 
 // TaskStatusNotificationParams are the params of notifications/tasks, sent
-// on a subscriptions/listen stream when a task's status changes.
+// on a subscriptions/listen stream that asked for the task
+// (SubscriptionFilter.TaskIDs) when its status changes: the task as
+// tasks/get would show it at that moment.
 //
 //mcp:json
 type TaskStatusNotificationParams struct {
-	// Meta is the notification's _meta.
-	Meta MetaObject `json:"_meta,omitempty"`
+	// Meta is the notification's _meta: the listen stream's subscription
+	// id.
+	Meta *NotificationMetaObject `json:"_meta,omitempty"`
 	Task
-	// ToolResult and Error are as in GetTaskResult, for terminal statuses.
-	ToolResult json.RawMessage `json:"result,omitempty"`
-	Error      json.RawMessage `json:"error,omitempty"`
+	// ToolResult, Error and InputRequests are as in GetTaskResult.
+	ToolResult    json.RawMessage `json:"result,omitempty"`
+	Error         json.RawMessage `json:"error,omitempty"`
+	InputRequests InputRequests   `json:"inputRequests,omitempty"`
 }
 
 func (*CreateTaskResult) isCallToolOutcome() {}

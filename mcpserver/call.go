@@ -7,6 +7,7 @@ import (
 	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/tasks"
 )
 
 // Call is what a tool, prompt or resource-template function knows about
@@ -101,4 +102,17 @@ func (c *Call) ResourceURI() string {
 		return p.URI
 	}
 	return ""
+}
+
+// Progress reports progress on the call. In a call answered with a task
+// (AddTaskTool) it becomes the task's statusMessage, which the client sees
+// when it polls (the tools/call itself has been answered by then);
+// otherwise it is a notifications/progress on the request's progress
+// token, and nothing when the request carried none. total and message are
+// optional (zero means absent).
+func (c *Call) Progress(ctx context.Context, progress, total float64, message string) error {
+	if run := tasks.FromContext(ctx); run != nil {
+		return run.Progress(ctx, progress, total, message)
+	}
+	return c.Request.Progress(ctx, progress, total, message)
 }

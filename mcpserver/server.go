@@ -83,6 +83,10 @@ type Options struct {
 	// may subscribe to. Default: server.DefaultMaxStreamSubscriptions;
 	// negative means no bound. See server.Options.MaxStreamSubscriptions.
 	MaxStreamSubscriptions int
+	// MaxListenStreamsPerCaller bounds the listen streams one caller
+	// holds open at once. Default: server.DefaultMaxListenStreamsPerCaller;
+	// negative means no bound. See server.Options.MaxListenStreamsPerCaller.
+	MaxListenStreamsPerCaller int
 
 	// Server holds the low-level server's options.
 	//
@@ -202,6 +206,9 @@ func (o *Options) lowLevel() *server.Options {
 	}
 	if o.MaxStreamSubscriptions != 0 {
 		low.MaxStreamSubscriptions = o.MaxStreamSubscriptions
+	}
+	if o.MaxListenStreamsPerCaller != 0 {
+		low.MaxListenStreamsPerCaller = o.MaxListenStreamsPerCaller
 	}
 	return &low
 }

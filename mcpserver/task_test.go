@@ -106,3 +106,46 @@ func TestTaskTool(t *testing.T) {
 		}
 	})
 }
+
+// TestTaskProgress: Call.Progress in a task body is the task's
+// statusMessage while it works, worded from the figures or the message;
+// after a cancel it changes nothing.
+func TestTaskProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, nil)
+		next := make(chan struct{})
+		mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "copy"}, mcpserver.TaskRequired, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
+			for _, p := range []struct {
+				n, of float64
+				msg   string
+			}{{1, 2, ""}, {2, 2, "copying the last file"}, {7, 0, ""}, {8, 0, "after the end"}} {
+				if err := c.Progress(ctx, p.n, p.of, p.msg); err != nil {
+					return "", err
+				}
+				<-next
+			}
+			return "copied", nil
+		}))
+		sess := connect(t, s, tasksClient)
+		ctx := context.Background()
+		_, task, err := sess.StartTool(ctx, "copy", nil)
+		if err != nil || task == nil {
+			t.Fatalf("StartTool: %v %v", task, err)
+		}
+		for _, want := range []string{"1 of 2", "copying the last file", "7"} {
+			synctest.Wait()
+			if g := getTask(t, sess, task.ID); g.Status != mcp.TaskWorking || g.StatusMessage != want {
+				t.Errorf("statusMessage %q (%s), want %q", g.StatusMessage, g.Status, want)
+			}
+			if want == "7" {
+				mustOK(t, task.Cancel(ctx))
+			}
+			next <- struct{}{}
+		}
+		synctest.Wait()
+		if g := getTask(t, sess, task.ID); g.Status != mcp.TaskCancelled || g.StatusMessage != "7" {
+			t.Errorf("progress after a cancel: %q (%s)", g.StatusMessage, g.Status)
+		}
+		close(next)
+	})
+}

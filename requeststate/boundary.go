@@ -48,8 +48,8 @@ type Boundary struct {
 }
 
 var (
-	_ server.StateSealer = (*Boundary)(nil)
-	_ server.StateProof  = (*verified)(nil)
+	_ server.StateSealer         = (*Boundary)(nil)
+	_ server.AnnotatedStateProof = (*verified)(nil) // a StateProof that carries annotations
 )
 
 // NewBoundary checks p (nil means [ProcessLocal]) and returns the boundary
@@ -249,6 +249,7 @@ func (b *Boundary) seal(ctx context.Context, req *server.Request, ir *mcp.InputR
 	env.expires = env.issued + b.ttl.Milliseconds()
 	env.audience = b.audience
 	env.state = ir.RequestState
+	env.annotations = sortAnnotations(req.StateAnnotations())
 	var claim [principalLen]byte
 	if principal != "" {
 		claim = newPrincipalClaim(principal)
@@ -266,6 +267,15 @@ func (b *Boundary) seal(ctx context.Context, req *server.Request, ir *mcp.InputR
 type verified struct {
 	cl claims
 	id identity
+}
+
+// StateAnnotation implements server.AnnotatedStateProof: the value the
+// verified round sealed under key (server.Request.AnnotateState).
+func (v *verified) StateAnnotation(key string) (string, bool) {
+	if v == nil {
+		return "", false
+	}
+	return v.cl.annotation(key)
 }
 
 // Asked implements server.StateProof (see [Asked]).
@@ -351,7 +361,10 @@ func (b *Boundary) check(ctx context.Context, req *server.Request, token string,
 		return reasonPrincipal, nil
 	}
 	if b.singleUse != nil {
-		// Last, so that only a token valid in every other respect is used up.
+		// Last, so that only a token valid in every other respect is used
+		// up, and counted against the share of the principal it verified
+		// for.
+		cl.principalKey = principal
 		return b.consume(ctx, cl)
 	}
 	return "", nil

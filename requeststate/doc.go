@@ -95,6 +95,11 @@
 // refusal with its reason and Go error, which matches [ErrReplayed] or
 // [ErrStoreUnavailable] for these two.
 //
+// A store that implements [CallerStore], as [MemoryStore] does, gives each
+// caller (the principal, else the client's address) its own share, so
+// that one client burning rounds fills only its share and is refused
+// alone ([ErrCallerShareFull]); MemoryStoreOptions says how to size it.
+//
 // # Your own cryptography
 //
 // A [Codec] replaces the built-in AES-256-GCM codec: give Policy.Codec

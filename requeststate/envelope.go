@@ -1,7 +1,11 @@
 package requeststate
 
 import (
+	"cmp"
 	"encoding/binary"
+	"slices"
+
+	"github.com/parley-mcp/parley/server"
 )
 
 // The envelope is the plaintext a Codec seals: the claims that bind a token
@@ -14,9 +18,13 @@ import (
 //	issued       8 bytes  Unix milliseconds, big-endian
 //	expires      8 bytes  Unix milliseconds, big-endian
 //	request     32 bytes  SHA-256 of method, target and arguments
-//	flags        1 byte   bit 0: a principal claim follows; bit 1: an id follows
+//	flags        1 byte   bit 0: a principal claim follows; bit 1: an id follows;
+//	                      bit 2: annotations follow
 //	principal   32 bytes  (if flagged) salt[16] || SHA-256(salt, principal)[:16]
 //	id          16 bytes  (if flagged) random: the name single use records
+//	annotations (if flagged) uvarint count, then per annotation, in
+//	            increasing key order: uvarint key length, key, uvarint
+//	            value length, value (server.Request.AnnotateState)
 //	audience    uvarint length, then the bytes (length 0: no audience)
 //	questions   uvarint count, then per question, in increasing key order:
 //	            uvarint key length, key, SHA-256 of the question[:16]
@@ -28,6 +36,7 @@ const (
 	envelopeVersion  = 1
 	flagPrincipal    = 1 << 0
 	flagID           = 1 << 1
+	flagAnnotations  = 1 << 2
 	idLen            = 16
 	digestLen        = 32
 	saltLen          = 16
@@ -44,10 +53,15 @@ type claims struct {
 	request         [digestLen]byte
 	principal       []byte // salt || tag, or nil
 	id              []byte // the single-use id, or nil
+	annotations     []byte // the encoded annotations, count excluded, or nil
 	audience        []byte
 	questions       []byte // the encoded question list, count excluded
 	nQuestions      int
 	state           []byte
+
+	// principalKey is not in the envelope: the principal the token
+	// verified for, set by the boundary before it consumes the token.
+	principalKey string
 }
 
 // question is one input request of the round a token was issued for.
@@ -63,6 +77,7 @@ type sealing struct {
 	request         [digestLen]byte
 	principal       *[principalLen]byte // nil: no principal
 	id              *StateID            // nil: sealed without single use
+	annotations     []server.StateAnnotation
 	audience        string
 	questions       []question
 	state           string
@@ -74,7 +89,25 @@ func (s *sealing) len() int {
 	if s.id != nil {
 		n += idLen
 	}
+	if len(s.annotations) > 0 {
+		n += uvarintLen(uint64(len(s.annotations)))
+		for _, a := range s.annotations {
+			n += uvarintLen(uint64(len(a.Key))) + len(a.Key) + uvarintLen(uint64(len(a.Value))) + len(a.Value)
+		}
+	}
 	return n
+}
+
+// sortAnnotations returns as, sorted by key, in a copy when it was not
+// sorted already (the request's own slice is never reordered).
+func sortAnnotations(as []server.StateAnnotation) []server.StateAnnotation {
+	byKey := func(a, b server.StateAnnotation) int { return cmp.Compare(a.Key, b.Key) }
+	if slices.IsSortedFunc(as, byKey) {
+		return as
+	}
+	as = slices.Clone(as)
+	slices.SortFunc(as, byKey)
+	return as
 }
 
 // appendEnvelope appends the envelope of s to dst.
@@ -90,12 +123,24 @@ func appendEnvelope(dst []byte, s *sealing) []byte {
 	if s.id != nil {
 		flags |= flagID
 	}
+	if len(s.annotations) > 0 {
+		flags |= flagAnnotations
+	}
 	dst = append(dst, flags)
 	if s.principal != nil {
 		dst = append(dst, s.principal[:]...)
 	}
 	if s.id != nil {
 		dst = append(dst, s.id[:]...)
+	}
+	if len(s.annotations) > 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(s.annotations)))
+		for _, a := range s.annotations {
+			dst = binary.AppendUvarint(dst, uint64(len(a.Key)))
+			dst = append(dst, a.Key...)
+			dst = binary.AppendUvarint(dst, uint64(len(a.Value)))
+			dst = append(dst, a.Value...)
+		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(s.audience)))
 	dst = append(dst, s.audience...)
@@ -146,7 +191,7 @@ func parseEnvelope(p []byte, cl *claims) string {
 	copy(cl.request[:], p[17:17+digestLen])
 	flags := p[17+digestLen]
 	p = p[fixedHeaderLen:]
-	if flags&^(flagPrincipal|flagID) != 0 {
+	if flags&^(flagPrincipal|flagID|flagAnnotations) != 0 {
 		return reasonEnvelope
 	}
 	if flags&flagPrincipal != 0 {
@@ -160,6 +205,12 @@ func parseEnvelope(p []byte, cl *claims) string {
 			return reasonEnvelope
 		}
 		cl.id, p = p[:idLen], p[idLen:]
+	}
+	if flags&flagAnnotations != 0 {
+		var ok bool
+		if cl.annotations, p, ok = parseAnnotations(p); !ok {
+			return reasonEnvelope
+		}
 	}
 	var ok bool
 	if cl.audience, p, ok = lengthPrefixed(p); !ok {
@@ -221,4 +272,51 @@ func (cl *claims) asked(key string) (digest []byte, ok bool) {
 		return string(k) < key // sorted: stop once past key
 	})
 	return digest, ok
+}
+
+// parseAnnotations splits the annotations off p: at least one, at most
+// server.MaxStateAnnotations, keys sorted and unique, within the bounds
+// AnnotateState enforces.
+func parseAnnotations(p []byte) (annotations, rest []byte, ok bool) {
+	count, n := binary.Uvarint(p)
+	if n <= 0 || count == 0 || count > server.MaxStateAnnotations {
+		return nil, nil, false
+	}
+	p = p[n:]
+	start := p
+	var prev []byte
+	for i := range int(count) {
+		var key, value []byte
+		if key, p, ok = lengthPrefixed(p); !ok || len(key) == 0 || len(key) > server.MaxStateAnnotationKey {
+			return nil, nil, false
+		}
+		if i > 0 && !(string(prev) < string(key)) {
+			return nil, nil, false // sorted and unique, as sealed
+		}
+		prev = key
+		if value, p, ok = lengthPrefixed(p); !ok || len(value) > server.MaxStateAnnotationValue {
+			return nil, nil, false
+		}
+	}
+	return start[:len(start)-len(p)], p, true
+}
+
+// annotation returns the value sealed under key in the parsed annotations.
+func (cl *claims) annotation(key string) (string, bool) {
+	p := cl.annotations
+	for len(p) > 0 {
+		k, rest, ok := lengthPrefixed(p)
+		if !ok {
+			return "", false
+		}
+		v, rest, ok := lengthPrefixed(rest)
+		if !ok {
+			return "", false
+		}
+		if string(k) == key {
+			return string(v), true
+		}
+		p = rest
+	}
+	return "", false
 }

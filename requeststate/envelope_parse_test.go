@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
+
+	"github.com/parley-mcp/parley/server"
 )
 
 // The envelope parser faces whatever a custom Codec vouches for, so it must
@@ -20,7 +22,8 @@ func sampleSealing() *sealing {
 	id := StateID{0xee, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xef}
 	s := &sealing{issued: 1_785_240_000_123, expires: 1_785_240_600_123, audience: "svc", state: "handler-state",
 		principal: &claim, id: &id,
-		questions: []question{{key: "a"}, {key: "ab"}, {key: "b"}}}
+		annotations: []server.StateAnnotation{{Key: "a", Value: "1"}, {Key: "trace", Value: "link"}},
+		questions:   []question{{key: "a"}, {key: "ab"}, {key: "b"}}}
 	for i := range s.request {
 		s.request[i] = byte(i)
 	}
@@ -86,6 +89,14 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		if (s.id == nil) != (cl.id == nil) || s.id != nil && !bytes.Equal(cl.id, s.id[:]) {
 			t.Fatalf("id %x, sealed %v", cl.id, s.id)
 		}
+		for _, a := range s.annotations {
+			if v, ok := cl.annotation(a.Key); !ok || v != a.Value {
+				t.Fatalf("annotation %q = %q, %v; sealed %q", a.Key, v, ok, a.Value)
+			}
+		}
+		if v, ok := cl.annotation("missing"); ok {
+			t.Fatalf("annotation that was never sealed: %q", v)
+		}
 		for i, k := range questionKeys(&cl) {
 			d, ok := cl.asked(k)
 			if k != s.questions[i].key || !ok || !bytes.Equal(d, s.questions[i].digest[:]) {
@@ -106,11 +117,11 @@ func TestEnvelopeRefusesUnknownVersionAndFlags(t *testing.T) {
 		wantRefused(t, fmt.Sprintf("version %d", v), p, reasonVersion)
 	}
 	flagsAt := fixedHeaderLen - 1
-	if good[flagsAt] != flagPrincipal|flagID {
-		t.Fatalf("flags byte is %#x, want the principal and id flags", good[flagsAt])
+	if good[flagsAt] != flagPrincipal|flagID|flagAnnotations {
+		t.Fatalf("flags byte is %#x, want the principal, id and annotations flags", good[flagsAt])
 	}
-	for bit := 2; bit < 8; bit++ {
-		for _, base := range []byte{0, flagPrincipal, flagID, flagPrincipal | flagID} {
+	for bit := 3; bit < 8; bit++ {
+		for _, base := range []byte{0, flagPrincipal, flagID, flagPrincipal | flagID, flagPrincipal | flagID | flagAnnotations} {
 			p := bytes.Clone(good)
 			p[flagsAt] = base | 1<<bit
 			wantRefused(t, fmt.Sprintf("flags %#08b", p[flagsAt]), p, reasonEnvelope)
@@ -119,8 +130,9 @@ func TestEnvelopeRefusesUnknownVersionAndFlags(t *testing.T) {
 	noPrincipal := sampleSealing()
 	noPrincipal.principal = nil
 	noPrincipal.id = nil
+	noPrincipal.annotations = nil
 	p := envelope(noPrincipal)
-	p[flagsAt] = 0xff &^ (flagPrincipal | flagID)
+	p[flagsAt] = 0xff &^ (flagPrincipal | flagID | flagAnnotations)
 	wantRefused(t, "every unknown flag, no principal", p, reasonEnvelope)
 }
 
@@ -261,4 +273,36 @@ func TestEnvelopeTrailingBytesAreState(t *testing.T) {
 	if _, ok := cl.asked("z"); ok {
 		t.Fatal("a trailing question-shaped state was asked")
 	}
+}
+
+// TestEnvelopeRefusesBadAnnotations: annotations flagged but absent, none
+// (a count of 0), too many, keys out of order or duplicated, an empty key
+// and a key or value over the bounds are refused.
+func TestEnvelopeRefusesBadAnnotations(t *testing.T) {
+	build := func(as []server.StateAnnotation) []byte {
+		s := &sealing{issued: 1, expires: 2, annotations: as}
+		return envelope(s)
+	}
+	long := func(n int) string { return string(bytes.Repeat([]byte("k"), n)) }
+	many := make([]server.StateAnnotation, server.MaxStateAnnotations+1)
+	for i := range many {
+		many[i] = server.StateAnnotation{Key: fmt.Sprintf("k%02d", i)}
+	}
+	for what, as := range map[string][]server.StateAnnotation{
+		"out of order": {{Key: "b"}, {Key: "a"}},
+		"duplicate":    {{Key: "a"}, {Key: "a"}},
+		"empty key":    {{Key: ""}},
+		"long key":     {{Key: long(server.MaxStateAnnotationKey + 1)}},
+		"long value":   {{Key: "a", Value: long(server.MaxStateAnnotationValue + 1)}},
+		"too many":     many,
+	} {
+		wantRefused(t, what, build(as), reasonEnvelope)
+	}
+	p := envelope(&sealing{issued: 1, expires: 2})
+	p[fixedHeaderLen-1] |= flagAnnotations
+	wantRefused(t, "flagged without any", p, reasonEnvelope)
+	// The same with a count of 0 written: the rest would parse.
+	zero := append(append(bytes.Clone(p[:fixedHeaderLen]), 0), p[fixedHeaderLen:]...)
+	wantRefused(t, "a count of 0", zero, reasonEnvelope)
+	wantParsed(t, "bounds exactly", build([]server.StateAnnotation{{Key: long(server.MaxStateAnnotationKey), Value: long(server.MaxStateAnnotationValue)}}))
 }

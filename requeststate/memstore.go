@@ -14,11 +14,23 @@ import (
 // 64 bytes an entry, measured).
 const DefaultMaxEntries = 1 << 18
 
+// DefaultCallerShares is what a [MemoryStore]'s MaxEntries is divided by
+// for the share of one caller when MaxEntriesPerCaller is not set: with the
+// defaults each caller holds at most 16,384 states, about 26 new rounds a
+// second sustained at the default TTL, and a burner exhausts only that.
+const DefaultCallerShares = 16
+
 // ErrStoreFull is what a [MemoryStore] returns, wrapped with its limit,
 // when it already holds MaxEntries unexpired states and is asked to record
 // another. The boundary refuses that state (single use fails closed)
 // rather than grow without bound.
 var ErrStoreFull = errors.New("requeststate: single-use store full")
+
+// ErrCallerShareFull is what a [MemoryStore] returns, wrapped with its
+// limit, when the caller presenting a state already holds
+// MaxEntriesPerCaller unexpired states: that caller's rounds are refused
+// until some of its states expire, and every other caller's are not.
+var ErrCallerShareFull = errors.New("requeststate: the caller's share of the single-use store is full")
 
 // MemoryStoreOptions tunes a [MemoryStore]. A nil *MemoryStoreOptions means
 // defaults.
@@ -29,6 +41,16 @@ type MemoryStoreOptions struct {
 	// 80 bytes. When full, Consume refuses new states with ErrStoreFull
 	// until some expire. Default: DefaultMaxEntries.
 	MaxEntries int
+	// MaxEntriesPerCaller bounds the unexpired states one caller (its
+	// principal, else its client address; see [CallerStore]) holds at
+	// once, so that one client burning rounds fills only its own share
+	// and the others keep working. Size it as the rounds per second one
+	// legitimate caller sustains × (TTL + 30 s); MaxEntries then serves
+	// MaxEntries / MaxEntriesPerCaller callers at that rate. States
+	// recorded through Consume (no caller known) count only against
+	// MaxEntries. Zero means MaxEntries / DefaultCallerShares (at least
+	// 1); negative means no bound per caller.
+	MaxEntriesPerCaller int
 	// Now is the clock that expires entries. Default: time.Now. Tests
 	// inject their own.
 	Now func() time.Time
@@ -45,18 +67,29 @@ type MemoryStoreOptions struct {
 // insert, and a heap push; expired entries are dropped as later calls pass
 // them, oldest first. It is safe for concurrent use.
 type MemoryStore struct {
-	max  int
-	now  func() time.Time
-	full error
+	max       int
+	perCaller int // 0: no bound per caller
+	now       func() time.Time
+	full      error
+	shareFull error
 
-	mu    sync.Mutex
-	held  map[StateID]struct{}
-	queue []memEntry // a min-heap on exp: the next entry to expire first
+	mu      sync.Mutex
+	held    map[StateID]struct{}
+	queue   []memEntry // a min-heap on exp: the next entry to expire first
+	callers map[string]*callerCount
 }
 
 type memEntry struct {
-	exp int64 // Unix nanoseconds
-	id  StateID
+	exp    int64 // Unix nanoseconds
+	id     StateID
+	caller *callerCount // nil when no caller was named
+}
+
+// callerCount is how many held entries one caller has. Entries point at
+// it, so that the caller's key is held once however many entries it has.
+type callerCount struct {
+	key string
+	n   int
 }
 
 // NewMemoryStore returns an empty store. o nil means defaults; a negative
@@ -72,15 +105,24 @@ func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
 	case opts.MaxEntries < 0:
 		return nil, fmt.Errorf("requeststate: MemoryStoreOptions.MaxEntries must not be negative, got %d", opts.MaxEntries)
 	}
+	switch {
+	case opts.MaxEntriesPerCaller == 0:
+		opts.MaxEntriesPerCaller = max(1, opts.MaxEntries/DefaultCallerShares)
+	case opts.MaxEntriesPerCaller < 0:
+		opts.MaxEntriesPerCaller = 0
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	return &MemoryStore{
-		max: opts.MaxEntries,
-		now: opts.Now,
+		max:       opts.MaxEntries,
+		perCaller: opts.MaxEntriesPerCaller,
+		now:       opts.Now,
 		// Made once: refusing a state when full allocates nothing.
-		full: fmt.Errorf("%w: it holds MaxEntries (%d) unexpired states; raise MemoryStoreOptions.MaxEntries", ErrStoreFull, opts.MaxEntries),
-		held: make(map[StateID]struct{}),
+		full:      fmt.Errorf("%w: it holds MaxEntries (%d) unexpired states; raise MemoryStoreOptions.MaxEntries", ErrStoreFull, opts.MaxEntries),
+		shareFull: fmt.Errorf("%w: the caller holds MaxEntriesPerCaller (%d) unexpired states", ErrCallerShareFull, opts.MaxEntriesPerCaller),
+		held:      make(map[StateID]struct{}),
+		callers:   make(map[string]*callerCount),
 	}, nil
 }
 
@@ -89,6 +131,18 @@ func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
 // states are held. An expires already past is not recorded: nothing is
 // promised beyond it.
 func (m *MemoryStore) Consume(_ context.Context, id StateID, expires time.Time) error {
+	return m.consume(id, expires, "")
+}
+
+// ConsumeAs is Consume for a state presented by caller: it also returns an
+// error matching [ErrCallerShareFull] when caller already holds
+// MaxEntriesPerCaller unexpired states. A caller of "" is not bounded
+// apart from the store as a whole.
+func (m *MemoryStore) ConsumeAs(_ context.Context, id StateID, expires time.Time, caller string) error {
+	return m.consume(id, expires, caller)
+}
+
+func (m *MemoryStore) consume(id StateID, expires time.Time, caller string) error {
 	now := m.now().UnixNano()
 	exp := expires.UnixNano()
 	m.mu.Lock()
@@ -100,11 +154,25 @@ func (m *MemoryStore) Consume(_ context.Context, id StateID, expires time.Time) 
 	if exp <= now {
 		return nil
 	}
+	var cc *callerCount
+	if caller != "" && m.perCaller > 0 {
+		cc = m.callers[caller]
+		if cc != nil && cc.n >= m.perCaller {
+			return m.shareFull
+		}
+	}
 	if len(m.held) >= m.max {
 		return m.full
 	}
+	if cc == nil && caller != "" && m.perCaller > 0 {
+		cc = &callerCount{key: caller}
+		m.callers[caller] = cc
+	}
+	if cc != nil {
+		cc.n++
+	}
 	m.held[id] = struct{}{}
-	m.push(memEntry{exp: exp, id: id})
+	m.push(memEntry{exp: exp, id: id, caller: cc})
 	return nil
 }
 
@@ -116,10 +184,26 @@ func (m *MemoryStore) Len() int {
 	return len(m.held)
 }
 
+// CallerLen returns how many states the store holds for caller, expired
+// ones not yet dropped included.
+func (m *MemoryStore) CallerLen(caller string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cc := m.callers[caller]; cc != nil {
+		return cc.n
+	}
+	return 0
+}
+
 // expire drops every entry whose expiry is not after now.
 func (m *MemoryStore) expire(now int64) {
 	for len(m.queue) > 0 && m.queue[0].exp <= now {
 		delete(m.held, m.queue[0].id)
+		if cc := m.queue[0].caller; cc != nil {
+			if cc.n--; cc.n == 0 {
+				delete(m.callers, cc.key)
+			}
+		}
 		m.pop()
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/binary"
 
 	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/server"
@@ -24,14 +23,7 @@ func AuthPrincipal(ctx context.Context, req *server.Request) (string, error) {
 	if info == nil {
 		return "", nil
 	}
-	// Length-prefixed, so that no two triples share an encoding.
-	b := make([]byte, 0, len("oauth")+3*binary.MaxVarintLen64+len(info.ClientID)+len(info.Issuer)+len(info.Subject))
-	b = append(b, "oauth"...)
-	for _, part := range [...]string{info.ClientID, info.Issuer, info.Subject} {
-		b = binary.AppendUvarint(b, uint64(len(part)))
-		b = append(b, part...)
-	}
-	return string(b), nil
+	return auth.PrincipalKey(info), nil
 }
 
 // newPrincipalClaim returns salt || tag for a principal. The salt is fresh

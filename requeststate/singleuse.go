@@ -7,6 +7,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 )
@@ -39,6 +40,25 @@ type SingleUseStore interface {
 	// the state, failing closed. Consume is called concurrently; for a
 	// given id, at most one call may return nil until expires has passed.
 	Consume(ctx context.Context, id StateID, expires time.Time) error
+}
+
+// CallerStore is a [SingleUseStore] that gives each caller its own share:
+// the boundary calls ConsumeAs instead of Consume when its store has it,
+// naming who presented the state, so that one client burning rounds
+// cannot fill the store for everyone. [MemoryStore] is one.
+//
+// The caller is the principal the policy binds states to (its Principal
+// hook; by default the OAuth client, issuer and subject), else "addr:"
+// and the client's address ([auth.RemoteAddrFrom]), else "" (unknown:
+// stdio, or a transport that does not say), which a store should bound
+// only as a whole.
+type CallerStore interface {
+	SingleUseStore
+	// ConsumeAs is Consume for a state presented by caller. It may also
+	// refuse the state because caller holds its share already (an error
+	// that is neither nil nor ErrReplayed: the boundary then refuses the
+	// state, failing closed, as for a store that is full).
+	ConsumeAs(ctx context.Context, id StateID, expires time.Time, caller string) error
 }
 
 // ErrReplayed is what a [SingleUseStore] returns for a state it has
@@ -79,7 +99,12 @@ func (b *Boundary) consume(ctx context.Context, cl *claims) (string, error) {
 	// instance tolerates, so that an instance whose clock lags the store's
 	// cannot accept the token again after the store forgot it.
 	until := time.UnixMilli(cl.expires).Add(ClockSkew)
-	err := b.singleUse.Consume(ctx, StateID(cl.id), until)
+	var err error
+	if cs, ok := b.singleUse.(CallerStore); ok {
+		err = cs.ConsumeAs(ctx, StateID(cl.id), until, callerOf(ctx, cl.principalKey))
+	} else {
+		err = b.singleUse.Consume(ctx, StateID(cl.id), until)
+	}
 	switch {
 	case err == nil:
 		return "", nil
@@ -88,6 +113,18 @@ func (b *Boundary) consume(ctx context.Context, cl *claims) (string, error) {
 	default:
 		return reasonStore, &singleUseError{kind: ErrStoreUnavailable, cause: err}
 	}
+}
+
+// callerOf names the caller whose share of a [CallerStore] a state counts
+// against: the principal it is bound to, else the client's address.
+func callerOf(ctx context.Context, principal string) string {
+	if principal != "" {
+		return "principal:" + principal
+	}
+	if host := auth.RemoteAddrFrom(ctx); host != "" {
+		return "addr:" + host
+	}
+	return ""
 }
 
 // singleUseError is a refusal by single use, as the boundary's middleware

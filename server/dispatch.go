@@ -141,6 +141,7 @@ func (s *Server) Serve(ctx context.Context, req *Request) (any, error) {
 	s.mu.RLock()
 	chain := s.chain
 	s.mu.RUnlock()
+	ctx = req.bind(ctx) // for RequestFromContext
 	res, err := chain(ctx, req)
 	if err != nil {
 		return nil, s.wireError(req, err)

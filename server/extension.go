@@ -193,16 +193,22 @@ func (m *extMethod) prepare(raw json.RawMessage) (params any, meta *mcp.RequestM
 // requireExtension answers -32021 when the client's capabilities do not
 // declare the extension m belongs to.
 func requireExtension(m *extMethod, caps *mcp.ClientCapabilities) error {
-	if m.opts.Extension == "" {
+	return requireDeclared(m.opts.Extension, caps)
+}
+
+// requireDeclared answers -32021 naming the extension id when caps do not
+// declare it ("" requires nothing).
+func requireDeclared(id string, caps *mcp.ClientCapabilities) error {
+	if id == "" {
 		return nil
 	}
 	if caps != nil {
-		if _, ok := caps.Extensions[m.opts.Extension]; ok {
+		if _, ok := caps.Extensions[id]; ok {
 			return nil
 		}
 	}
 	return mcp.NewMissingRequiredClientCapabilityError(&mcp.ClientCapabilities{
-		Extensions: map[string]json.RawMessage{m.opts.Extension: json.RawMessage("{}")},
+		Extensions: map[string]json.RawMessage{id: json.RawMessage("{}")},
 	})
 }
 

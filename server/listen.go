@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"iter"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -15,39 +18,64 @@ import (
 type change struct {
 	method string // the notification method
 	uri    string // for resource updates
+	// An extension's notification (Topic.Publish): its topic's index plus
+	// one (0: a core change), its key, and its params for a stream's _meta.
+	topic  int
+	key    string
+	params func(meta *mcp.NotificationMetaObject) any
 }
 
 // subscription is one open subscriptions/listen stream.
 type subscription struct {
 	filter mcp.SubscriptionFilter // what the stream asked for and was granted
+	caller string                 // whose share it counts against (auth.CallerKey); "" unbounded
 	events chan change
 	done   chan struct{} // closed to end the stream gracefully
 }
 
-func (sub *subscription) wants(c change) bool {
-	switch c.method {
-	case mcp.NotificationToolListChanged:
-		return sub.filter.ToolsListChanged
-	case mcp.NotificationPromptListChanged:
-		return sub.filter.PromptsListChanged
-	case mcp.NotificationResourceListChanged:
-		return sub.filter.ResourcesListChanged
-	case mcp.NotificationResourceUpdated:
-		return slices.Contains(sub.filter.ResourceSubscriptions, c.uri)
-	}
-	return false
-}
-
-// hub tracks the open listen streams and legacy sessions.
+// hub tracks the open listen streams and legacy sessions, indexed by what
+// they asked for, so that a publish costs what its matches cost rather
+// than a scan of every stream's subscriptions.
 type hub struct {
 	mu       sync.Mutex
 	subs     map[*subscription]struct{}
 	sessions map[*Session]struct{}
+
+	// The index. Legacy sessions take every list change.
+	byKind     [3]map[*subscription]struct{} // by listKind
+	byURI      uriIndex[*subscription]
+	sessionURI uriIndex[*Session]
+	callers    map[string]int // open listen streams per caller
+
+	// Extensions' listen topics (AddListenTopic), and their index: for
+	// each topic, the streams granted each key.
+	topics []ListenTopic
+	byKey  []map[string]map[*subscription]struct{}
+}
+
+// listKind numbers the list-changed notifications for hub.byKind; -1 for
+// any other method.
+func listKind(method string) int {
+	switch method {
+	case mcp.NotificationToolListChanged:
+		return 0
+	case mcp.NotificationPromptListChanged:
+		return 1
+	case mcp.NotificationResourceListChanged:
+		return 2
+	}
+	return -1
 }
 
 func (h *hub) init() {
 	h.subs = make(map[*subscription]struct{})
 	h.sessions = make(map[*Session]struct{})
+	for i := range h.byKind {
+		h.byKind[i] = make(map[*subscription]struct{})
+	}
+	h.byURI.init()
+	h.sessionURI.init()
+	h.callers = make(map[string]int)
 }
 
 func (h *hub) addSession(ss *Session) {
@@ -58,21 +86,168 @@ func (h *hub) addSession(ss *Session) {
 
 func (h *hub) removeSession(ss *Session) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	delete(h.sessions, ss)
-	h.mu.Unlock()
+	ss.mu.Lock()
+	for uri := range ss.subs {
+		h.sessionURI.remove(uri, ss)
+	}
+	ss.mu.Unlock()
 }
 
-func (h *hub) add(sub *subscription) {
+// subscribeSession records (or, with on false, drops) a legacy session's
+// subscription to uri, in the session and in the index together. It
+// reports false when the session is at limit subscriptions (0: no bound)
+// and uri would be a new one.
+func (h *hub) subscribeSession(ss *Session, uri string, on bool, limit int) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, had := ss.subs[uri]
+	switch {
+	case on && !had:
+		if limit > 0 && len(ss.subs) >= limit {
+			return false
+		}
+		ss.subs[uri] = struct{}{}
+		if _, open := h.sessions[ss]; open {
+			h.sessionURI.add(uri, ss)
+		}
+	case !on && had:
+		delete(ss.subs, uri)
+		h.sessionURI.remove(uri, ss)
+	}
+	return true
+}
+
+// add opens sub for its caller, or returns false when the caller already
+// has limit streams open (0: no bound).
+func (h *hub) add(sub *subscription, limit int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sub.caller != "" && limit > 0 {
+		if h.callers[sub.caller] >= limit {
+			return false
+		}
+		h.callers[sub.caller]++
+	}
 	h.subs[sub] = struct{}{}
-	h.mu.Unlock()
+	f := &sub.filter
+	for i, on := range [...]bool{f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged} {
+		if on {
+			h.byKind[i][sub] = struct{}{}
+		}
+	}
+	for _, uri := range f.ResourceSubscriptions {
+		h.byURI.add(uri, sub) // a URI listed twice is indexed once
+	}
+	h.indexTopics(sub, true)
+	return true
 }
 
-func (h *hub) remove(sub *subscription) {
+// remove closes sub; it is safe to call for a stream already ended by
+// EndSubscriptions.
+func (h *hub) remove(sub *subscription, limit int) {
 	h.mu.Lock()
-	delete(h.subs, sub)
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	h.unlinkLocked(sub)
+	if sub.caller != "" && limit > 0 {
+		if h.callers[sub.caller]--; h.callers[sub.caller] <= 0 {
+			delete(h.callers, sub.caller)
+		}
+	}
 }
+
+// unlinkLocked takes sub out of the streams that receive changes.
+func (h *hub) unlinkLocked(sub *subscription) {
+	if _, ok := h.subs[sub]; !ok {
+		return
+	}
+	delete(h.subs, sub)
+	for i := range h.byKind {
+		delete(h.byKind[i], sub)
+	}
+	for _, uri := range sub.filter.ResourceSubscriptions {
+		h.byURI.remove(uri, sub)
+	}
+	h.indexTopics(sub, false)
+}
+
+// uriIndex maps a resource URI to its subscribers. Most URIs have one, so
+// the first is held in place (a map slot of a key and a pointer, nothing
+// allocated for it) and only the others in a list.
+type uriIndex[T comparable] struct {
+	one  map[string]T
+	more map[string][]T
+}
+
+func (x *uriIndex[T]) init() {
+	x.one = make(map[string]T)
+	x.more = make(map[string][]T)
+}
+
+// add makes v a subscriber of uri, once.
+func (x *uriIndex[T]) add(uri string, v T) {
+	first, ok := x.one[uri]
+	switch {
+	case !ok:
+		x.one[uri] = v
+	case first == v || slices.Contains(x.more[uri], v):
+	default:
+		x.more[uri] = append(x.more[uri], v)
+	}
+}
+
+// remove takes v off the subscribers of uri.
+func (x *uriIndex[T]) remove(uri string, v T) {
+	first, ok := x.one[uri]
+	if !ok {
+		return
+	}
+	more := x.more[uri]
+	i := -1 // v's place in more; -1 for first
+	if first != v {
+		if i = slices.Index(more, v); i < 0 {
+			return
+		}
+	}
+	if len(more) == 0 {
+		delete(x.one, uri)
+		return
+	}
+	last := len(more) - 1
+	if i < 0 {
+		x.one[uri] = more[last]
+	} else {
+		more[i] = more[last]
+	}
+	var zero T
+	more[last] = zero
+	if last == 0 {
+		delete(x.more, uri)
+	} else {
+		x.more[uri] = more[:last]
+	}
+}
+
+// all yields the subscribers of uri.
+func (x *uriIndex[T]) all(uri string) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		first, ok := x.one[uri]
+		if !ok || !yield(first) {
+			return
+		}
+		for _, v := range x.more[uri] {
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
+
+// len returns how many URIs have a subscriber.
+func (x *uriIndex[T]) len() int { return len(x.one) }
 
 // NotifyToolListChanged tells every listen stream that asked for it, and
 // every legacy session, that the tool list changed.
@@ -103,25 +278,42 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 func (s *Server) publish(c change) {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
-	for sub := range s.hub.subs {
-		if !sub.wants(c) {
-			continue
+	if c.topic > 0 {
+		for sub := range s.hub.byKey[c.topic-1][c.key] {
+			s.sendStream(sub, c)
 		}
-		select {
-		case sub.events <- c:
-		default:
-			s.log.Warn("server: listen stream is not keeping up; dropping a change", "method", c.method)
+		return
+	}
+	if k := listKind(c.method); k >= 0 {
+		for sub := range s.hub.byKind[k] {
+			s.sendStream(sub, c)
+		}
+		for ss := range s.hub.sessions {
+			s.sendSession(ss, c)
+		}
+	} else if c.method == mcp.NotificationResourceUpdated {
+		for sub := range s.hub.byURI.all(c.uri) {
+			s.sendStream(sub, c)
+		}
+		for ss := range s.hub.sessionURI.all(c.uri) {
+			s.sendSession(ss, c)
 		}
 	}
-	for ss := range s.hub.sessions {
-		if !ss.wants(c) {
-			continue
-		}
-		select {
-		case ss.events <- c:
-		default:
-			s.log.Warn("server: legacy session is not keeping up; dropping a change", "method", c.method)
-		}
+}
+
+func (s *Server) sendStream(sub *subscription, c change) {
+	select {
+	case sub.events <- c:
+	default:
+		s.log.Warn("server: listen stream is not keeping up; dropping a change", "method", c.method)
+	}
+}
+
+func (s *Server) sendSession(ss *Session, c change) {
+	select {
+	case ss.events <- c:
+	default:
+		s.log.Warn("server: legacy session is not keeping up; dropping a change", "method", c.method)
 	}
 }
 
@@ -134,7 +326,7 @@ func (s *Server) EndSubscriptions() {
 	defer s.hub.mu.Unlock()
 	for sub := range s.hub.subs {
 		close(sub.done)
-		delete(s.hub.subs, sub)
+		s.hub.unlinkLocked(sub)
 	}
 }
 
@@ -172,13 +364,30 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 	if n := len(p.Notifications.ResourceSubscriptions); limit > 0 && n > limit {
 		return nil, wire.InvalidParams("Invalid params: %d resourceSubscriptions, over the server's limit of %d per stream (Options.MaxStreamSubscriptions)", n, limit)
 	}
+	granted := s.grant(p.Notifications)
+	if err := s.grantTopics(ctx, req, &p.Notifications, &granted, limit); err != nil {
+		return nil, err
+	}
 	sub := &subscription{
-		filter: s.grant(p.Notifications),
+		filter: granted,
+		caller: auth.CallerKey(ctx),
 		events: make(chan change, s.opts.ListenBuffer),
 		done:   make(chan struct{}),
 	}
-	s.hub.add(sub)
-	defer s.hub.remove(sub)
+	perCaller := s.maxListenStreamsPerCaller()
+	if !s.hub.add(sub, perCaller) {
+		return nil, wire.InvalidRequest("Too many listen streams: this caller already has %d open, the server's limit per caller (Options.MaxListenStreamsPerCaller); close one first", perCaller)
+	}
+	defer s.hub.remove(sub, perCaller)
+
+	// A stream opened with a bearer token lasts no longer than the token:
+	// the token was checked only when the stream opened.
+	var expired <-chan time.Time
+	if info := auth.InfoFrom(ctx); info != nil && !info.Expiry.IsZero() {
+		t := time.NewTimer(time.Until(info.Expiry))
+		defer t.Stop()
+		expired = t.C
+	}
 
 	subID := req.ID
 	err := req.Notify(ctx, mcp.NotificationSubscriptionsAcknowledged, &mcp.SubscriptionsAcknowledgedNotificationParams{
@@ -196,6 +405,9 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 			return &mcp.SubscriptionsListenResult{
 				Result: mcp.Result{Meta: &mcp.ResultMetaObject{SubscriptionID: subID}},
 			}, nil
+		case <-expired:
+			s.log.Debug("server: listen stream ended: the access token that opened it expired")
+			return nil, tokenExpired()
 		case c := <-sub.events:
 			if err := req.Notify(ctx, c.method, changeParams(c, subID)); err != nil {
 				return nil, err
@@ -204,10 +416,37 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 	}
 }
 
+// maxListenStreamsPerCaller is Options.MaxListenStreamsPerCaller with its
+// default; 0 means no bound.
+func (s *Server) maxListenStreamsPerCaller() int {
+	switch n := s.opts.MaxListenStreamsPerCaller; {
+	case n == 0:
+		return DefaultMaxListenStreamsPerCaller
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
+}
+
 func changeParams(c change, subID jsonrpc.ID) any {
 	meta := &mcp.NotificationMetaObject{SubscriptionID: subID}
+	if c.params != nil {
+		return c.params(meta)
+	}
 	if c.method == mcp.NotificationResourceUpdated {
 		return &mcp.ResourceUpdatedNotificationParams{Meta: meta, URI: c.uri}
 	}
 	return &mcp.NotificationParams{Meta: meta}
+}
+
+// tokenExpired is the error a listen stream ends with when the access
+// token it was opened with expires: the client learns why (an error, not
+// the graceful result, which would say nothing), and data.reason lets code
+// tell it from other refusals and listen again once it has a fresh token.
+func tokenExpired() *jsonrpc.Error {
+	return wire.InvalidRequest("Unauthorized: the access token this stream was opened with has expired; send subscriptions/listen again with a fresh token").
+		WithData(struct {
+			Reason string `json:"reason"`
+		}{"token_expired"})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -58,7 +59,7 @@ func TestListenSubscriptionLimit(t *testing.T) {
 		t.Fatal("no acknowledgement within 10s")
 	}
 	cancel()
-	<-done
+	testwait.Recv(t, done, "the listen stream to end after its context was cancelled")
 
 	def := server.New(mcp.Implementation{Name: "l", Version: "1"}, nil)
 	if _, err := def.Handle(context.Background(), listenWith(server.DefaultMaxStreamSubscriptions+1), nil); !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "limit of 1000") {

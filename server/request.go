@@ -39,9 +39,13 @@ type Request struct {
 	call       CallFunc   // the back-channel of a legacy session, if it has one
 	session    *Session   // the legacy session, or nil
 	stateProof StateProof // what the echoed requestState proved; see StateSealer
+	// annotations are sealed beside the requestState of the request's
+	// input_required result (AnnotateState); nil: none.
+	annotations []StateAnnotation
 	// target and targetMember are an extension method's target (see
 	// Target); core methods' targets are in their params.
 	target, targetMember string
+	ctx                  requestContext // the context Serve runs r under (loghandler.go)
 }
 
 // Session returns the legacy session the request belongs to, or nil for a

@@ -63,11 +63,24 @@ type Options struct {
 	// it. Default: DefaultMaxInitializeSize; negative means no bound.
 	MaxInitializeSize int
 	// MaxStreamSubscriptions bounds the resource URIs one
-	// subscriptions/listen stream may subscribe to; a request with more
-	// is refused with -32602 naming the limit. Default:
+	// subscriptions/listen stream may subscribe to, and one legacy
+	// session through resources/subscribe; a request over it is refused
+	// with -32602 naming the limit. Default:
 	// DefaultMaxStreamSubscriptions; negative means no bound.
 	MaxStreamSubscriptions int
+	// MaxListenStreamsPerCaller bounds the subscriptions/listen streams
+	// one caller (its principal, else its client address; see
+	// auth.CallerKey) holds open at once, so that one client cannot pin
+	// the server's memory and publish time with streams; one more is
+	// refused with -32600 naming the limit. A caller the transport says
+	// nothing about (stdio) is not bounded. Default:
+	// DefaultMaxListenStreamsPerCaller; negative means no bound.
+	MaxListenStreamsPerCaller int
 }
+
+// DefaultMaxListenStreamsPerCaller is Options.MaxListenStreamsPerCaller's
+// default: a client needs one listen stream, a few while it reconnects.
+const DefaultMaxListenStreamsPerCaller = 16
 
 // DefaultMaxStreamSubscriptions is Options.MaxStreamSubscriptions'
 // default.

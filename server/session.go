@@ -192,8 +192,9 @@ func (ss *Session) Initialized() bool { return ss.initialized.Load() }
 // updates. Requests still being served run to their end. Close is safe to
 // call more than once.
 func (ss *Session) Close() {
-	// Not under ss.mu: publishing holds the hub's lock while it takes
-	// ss.mu, so taking them the other way round could deadlock.
+	// Not under ss.mu: the hub takes its lock before ss.mu (to keep a
+	// session's subscriptions and its index together), so taking them
+	// the other way round could deadlock.
 	ss.closeOnce.Do(func() {
 		ss.s.hub.removeSession(ss)
 		ss.cancel()
@@ -312,27 +313,17 @@ func (ss *Session) subscribe(msg *jsonrpc.Request) (any, error) {
 	if err := json.Unmarshal(msg.Params, &p); err != nil || p.URI == "" {
 		return nil, wire.InvalidParams("%s", "Invalid params: "+msg.Method+" needs a uri")
 	}
-	ss.mu.Lock()
-	if msg.Method == mcp.MethodSubscribeResource {
-		ss.subs[p.URI] = struct{}{}
-	} else {
-		delete(ss.subs, p.URI)
+	limit := ss.s.opts.MaxStreamSubscriptions
+	switch {
+	case limit == 0:
+		limit = DefaultMaxStreamSubscriptions
+	case limit < 0:
+		limit = 0
 	}
-	ss.mu.Unlock()
+	if !ss.s.hub.subscribeSession(ss, p.URI, msg.Method == mcp.MethodSubscribeResource, limit) {
+		return nil, wire.InvalidParams("Invalid params: this session is subscribed to %d resources, the server's limit (Options.MaxStreamSubscriptions)", limit)
+	}
 	return &mcp.EmptyResult{}, nil
-}
-
-// wants reports whether the session takes a published change: every list
-// change (the server declares listChanged), and updates of the resources
-// it subscribed to.
-func (ss *Session) wants(c change) bool {
-	if c.method != mcp.NotificationResourceUpdated {
-		return true
-	}
-	ss.mu.Lock()
-	_, ok := ss.subs[c.uri]
-	ss.mu.Unlock()
-	return ok
 }
 
 // run sends the session's changes until it closes, so that publishing

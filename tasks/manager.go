@@ -39,7 +39,22 @@ type Options struct {
 	// Logger receives the tasks' diagnostics (a body's Go error, a
 	// panic). Default: the server's logger.
 	Logger *slog.Logger
+	// Lease is how long the instance running a task may go without
+	// renewing its claim on it; it renews every Lease/3 while the task
+	// runs. A task whose lease ran out (its instance died, or lost the
+	// store) is failed by the next instance that reads it, so no task
+	// stays working for ever. Default: none with a MemoryStore (its tasks
+	// end with the process that holds them), 30 seconds with any other
+	// Store; negative means none.
+	Lease time.Duration
+	// Instance names this server instance in the records of the tasks it
+	// runs (Record.Owner) and in logs. Default: a random name.
+	Instance string
 }
+
+// LostError is the message of the error a task fails with when the
+// instance running it stopped renewing its lease.
+const LostError = "Internal error: the server instance running this task stopped"
 
 // Manager serves the tasks extension for one server and runs its tasks.
 type Manager struct {
@@ -49,9 +64,14 @@ type Manager struct {
 	principal func(ctx context.Context, req *server.Request) (string, error)
 	now       func() time.Time
 	log       *slog.Logger
+	lease     time.Duration
+	instance  string
+	notifier  Notifier // nil when the store has none
+	topic     *server.Topic
 
-	mu   sync.Mutex
-	runs map[string]*Run // the tasks running in this process
+	mu     sync.Mutex
+	runs   map[string]*Run    // the tasks running in this process
+	keeper context.CancelFunc // stops the keeper; nil while no task runs here
 }
 
 // Enable makes s serve the tasks extension: it declares
@@ -78,10 +98,22 @@ func Enable(s *server.Server, opts *Options) (*Manager, error) {
 			m.log = opts.Logger
 		}
 		m.store = opts.Store
+		m.lease = opts.Lease
+		m.instance = opts.Instance
 	}
 	if m.store == nil {
 		m.store = NewMemoryStore(&MemoryStoreOptions{Now: m.now})
 	}
+	if _, mem := m.store.(*MemoryStore); m.lease == 0 && !mem {
+		m.lease = 30 * time.Second
+	}
+	if m.lease < 0 {
+		m.lease = 0
+	}
+	if m.instance == "" {
+		m.instance = "instance-" + newID()[:8]
+	}
+	m.notifier, _ = m.store.(Notifier)
 	if err := s.DeclareExtension(mcp.ExtensionTasks, nil); err != nil {
 		return nil, err
 	}
@@ -93,6 +125,9 @@ func Enable(s *server.Server, opts *Options) (*Manager, error) {
 		return nil, err
 	}
 	if err := server.HandleMethod(s, mcp.MethodCancelTask, method, m.cancel); err != nil {
+		return nil, err
+	}
+	if err := m.listenTopic(s); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -135,9 +170,12 @@ func (m *Manager) Start(ctx context.Context, req *server.Request, body Body) (*m
 		return nil, wire.Internal("")
 	}
 	now := m.now().UTC()
-	r := &Record{ID: newID(), Principal: principal, Status: mcp.TaskWorking, Created: now, Updated: now}
+	r := &Record{ID: newID(), Principal: principal, Status: mcp.TaskWorking, Created: now, Updated: now, Owner: m.instance}
 	if m.ttl > 0 {
 		r.Expires = now.Add(m.ttl)
+	}
+	if m.lease > 0 {
+		r.LeaseUntil = now.Add(m.lease)
 	}
 	if err := m.store.Create(ctx, r); err != nil {
 		if errors.Is(err, ErrStoreFull) {
@@ -151,6 +189,7 @@ func (m *Manager) Start(ctx context.Context, req *server.Request, body Body) (*m
 	runCtx = context.WithValue(runCtx, runKey{}, run)
 	m.mu.Lock()
 	m.runs[r.ID] = run
+	m.startKeeper()
 	m.mu.Unlock()
 	go m.execute(runCtx, run, body)
 	return &mcp.CreateTaskResult{Result: mcp.Result{ResultType: mcp.ResultTypeTask}, Task: m.task(r)}, nil
@@ -162,6 +201,10 @@ func (m *Manager) execute(ctx context.Context, run *Run, body Body) {
 	defer func() {
 		m.mu.Lock()
 		delete(m.runs, run.id)
+		if len(m.runs) == 0 && m.keeper != nil {
+			m.keeper()
+			m.keeper = nil
+		}
 		m.mu.Unlock()
 		run.cancel()
 	}()
@@ -191,7 +234,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, body Body) {
 	}
 	// The task's own context may be cancelled by now; recording its end
 	// must not be.
-	if _, uerr := m.store.Update(context.WithoutCancel(ctx), run.id, finish); uerr != nil && !errors.Is(uerr, ErrNotFound) {
+	if _, uerr := m.write(context.WithoutCancel(ctx), run.id, finish); uerr != nil && !errors.Is(uerr, ErrNotFound) {
 		m.log.Error("tasks: recording a task's end failed", "task", run.id, "err", uerr)
 	}
 }
@@ -262,6 +305,20 @@ func (m *Manager) lookup(ctx context.Context, req *server.Request, id string) (*
 		m.log.Error("tasks: reading a task failed", "task", id, "err", err)
 		return nil, wire.Internal("")
 	}
+	if m.lapsed(r) {
+		// Its instance is gone: record that, once, for every reader.
+		r, err = m.write(ctx, id, func(r *Record) error {
+			m.expireLease(r)
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil, unknownTask()
+			}
+			m.log.Error("tasks: failing a task whose lease ran out failed", "task", id, "err", err)
+			return nil, wire.Internal("")
+		}
+	}
 	return r, nil
 }
 
@@ -270,6 +327,13 @@ func (m *Manager) get(ctx context.Context, req *server.Request, p *mcp.GetTaskRe
 	if err != nil {
 		return nil, err
 	}
+	return m.detailed(r), nil
+}
+
+// detailed is the task r as tasks/get shows it: with the result
+// (completed), the error (failed) or the questions still open
+// (input_required).
+func (m *Manager) detailed(r *Record) *mcp.GetTaskResult {
 	res := &mcp.GetTaskResult{Task: m.task(r)}
 	switch r.Status {
 	case mcp.TaskCompleted:
@@ -284,7 +348,7 @@ func (m *Manager) get(ctx context.Context, req *server.Request, p *mcp.GetTaskRe
 			}
 		}
 	}
-	return res, nil
+	return res
 }
 
 // change applies f to the task id names, in one store update, if req's
@@ -295,14 +359,22 @@ func (m *Manager) change(ctx context.Context, req *server.Request, id string, f 
 		m.log.Error("tasks: principal hook failed", "err", err)
 		return unknownTask()
 	}
-	_, err = m.store.Update(ctx, id, func(r *Record) error {
+	lapsed := false
+	stored, err := m.write(ctx, id, func(r *Record) error {
 		if r.Principal != principal {
 			return ErrNotFound
+		}
+		if lapsed = m.expireLease(r); lapsed {
+			return nil // store the failure; f answers below
 		}
 		return f(r)
 	})
 	var rpc *wire.Error
 	switch {
+	case err == nil && lapsed:
+		// The task failed just now: f says what that means to this
+		// request (an update is refused, a cancel is a no-op), on a copy.
+		return f(stored)
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrNotFound):
@@ -341,6 +413,7 @@ func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.Update
 		return nil, err
 	}
 	m.wake(p.TaskID)
+	m.notify(ctx, p.TaskID)
 	return &mcp.EmptyResult{}, nil
 }
 
@@ -361,6 +434,8 @@ func (m *Manager) cancel(ctx context.Context, req *server.Request, p *mcp.Cancel
 	m.mu.Unlock()
 	if run != nil {
 		run.cancel()
+	} else {
+		m.notify(ctx, p.TaskID)
 	}
 	return &mcp.EmptyResult{}, nil
 }
@@ -371,10 +446,7 @@ func (m *Manager) wake(id string) {
 	run := m.runs[id]
 	m.mu.Unlock()
 	if run != nil {
-		select {
-		case run.answered <- struct{}{}:
-		default:
-		}
+		run.wake()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/parley-mcp/parley/mcp"
 )
@@ -23,6 +24,14 @@ type runKey struct{}
 func FromContext(ctx context.Context) *Run {
 	r, _ := ctx.Value(runKey{}).(*Run)
 	return r
+}
+
+// wake tells the body that the task changed, without waiting.
+func (r *Run) wake() {
+	select {
+	case r.answered <- struct{}{}:
+	default:
+	}
 }
 
 // ID returns the task's id.
@@ -48,7 +57,7 @@ func (r *Run) Ask(ctx context.Context, requests mcp.InputRequests) (mcp.InputRes
 			return nil, fmt.Errorf("tasks: Ask: request %q is nil", k)
 		}
 	}
-	_, err := r.m.store.Update(context.WithoutCancel(ctx), r.id, func(rec *Record) error {
+	_, err := r.m.write(context.WithoutCancel(ctx), r.id, func(rec *Record) error {
 		if rec.Status.Terminal() {
 			return ErrCancelled
 		}
@@ -69,7 +78,7 @@ func (r *Run) Ask(ctx context.Context, requests mcp.InputRequests) (mcp.InputRes
 		}
 		if complete(rec) {
 			answers := rec.Answers
-			_, err := r.m.store.Update(context.WithoutCancel(ctx), r.id, func(rec *Record) error {
+			_, err := r.m.write(context.WithoutCancel(ctx), r.id, func(rec *Record) error {
 				if rec.Status.Terminal() {
 					return ErrCancelled
 				}
@@ -102,3 +111,35 @@ func complete(rec *Record) bool {
 	}
 	return true
 }
+
+// Progress records how far the task has come as its statusMessage, which
+// tasks/get shows while the task works: message when there is one, else
+// the figures ("3 of 10", or "3" without a total). It costs one store
+// write, so report at the pace a person reads, not per item of a tight
+// loop. It does nothing once the task has ended or while it waits for
+// answers.
+func (r *Run) Progress(ctx context.Context, progress, total float64, message string) error {
+	text := message
+	switch {
+	case text != "":
+	case total > 0:
+		text = strconv.FormatFloat(progress, 'g', -1, 64) + " of " + strconv.FormatFloat(total, 'g', -1, 64)
+	default:
+		text = strconv.FormatFloat(progress, 'g', -1, 64)
+	}
+	_, err := r.m.write(context.WithoutCancel(ctx), r.id, func(rec *Record) error {
+		if rec.Status != mcp.TaskWorking {
+			return errNotWorking
+		}
+		rec.StatusMessage = text
+		rec.Updated = r.m.now().UTC()
+		return nil
+	})
+	if errors.Is(err, errNotWorking) {
+		return nil
+	}
+	return err
+}
+
+// errNotWorking leaves a task that is not working as it is.
+var errNotWorking = errors.New("tasks: the task is not working")

@@ -29,6 +29,12 @@ type Record struct {
 	// Answers the answers tasks/update has delivered to them so far.
 	Pending mcp.InputRequests
 	Answers mcp.InputResponses
+	// Owner names the instance running the task (Options.Instance), and
+	// LeaseUntil is when its claim on the task runs out unless renewed: a
+	// task still open after that is failed by whichever instance reads it
+	// next. A zero LeaseUntil means no lease (Options.Lease 0).
+	Owner      string
+	LeaseUntil time.Time
 }
 
 // clone returns a copy of r that shares nothing writable with it.
@@ -72,6 +78,24 @@ type Store interface {
 	Update(ctx context.Context, id string, f func(*Record) error) (*Record, error)
 }
 
+// A Notifier carries word that a task changed (answers arrived, or it was
+// cancelled) between the instances that share a Store, so that the
+// instance running the task learns of it at once rather than at its next
+// lease renewal. A Store that can reach its peers implements it; the
+// manager finds it by type assertion. Delivery may be lost: the renewal
+// is the bound on the delay either way (design record 028).
+type Notifier interface {
+	// Notify tells every watcher that task id changed.
+	Notify(ctx context.Context, id string) error
+	// Watch calls f with the id of every task notified until ctx ends,
+	// and then returns ctx's error; or returns another error if it cannot
+	// watch. It calls f("") once it is listening (and again whenever it
+	// may have missed word, after a reconnection): the manager then
+	// re-reads every task it runs, so word sent while it was not yet
+	// listening is not lost. f must not block for long.
+	Watch(ctx context.Context, f func(id string)) error
+}
+
 // MemoryStoreOptions configure a MemoryStore. Nil means defaults.
 type MemoryStoreOptions struct {
 	// PerPrincipal bounds the live tasks of one principal (the
@@ -88,6 +112,9 @@ type MemoryStore struct {
 	counts map[string]int
 	max    int
 	now    func() time.Time
+
+	watchMu  sync.Mutex
+	watchers map[*func(string)]struct{}
 }
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -153,6 +180,37 @@ func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.tasks)
+}
+
+// Notify implements Notifier, for the managers of one process that share
+// this store.
+func (s *MemoryStore) Notify(ctx context.Context, id string) error {
+	s.watchMu.Lock()
+	fs := make([]func(string), 0, len(s.watchers))
+	for f := range s.watchers {
+		fs = append(fs, *f)
+	}
+	s.watchMu.Unlock()
+	for _, f := range fs {
+		f(id)
+	}
+	return nil
+}
+
+// Watch implements Notifier.
+func (s *MemoryStore) Watch(ctx context.Context, f func(id string)) error {
+	s.watchMu.Lock()
+	if s.watchers == nil {
+		s.watchers = map[*func(string)]struct{}{}
+	}
+	s.watchers[&f] = struct{}{}
+	s.watchMu.Unlock()
+	f("")
+	<-ctx.Done()
+	s.watchMu.Lock()
+	delete(s.watchers, &f)
+	s.watchMu.Unlock()
+	return ctx.Err()
 }
 
 func (s *MemoryStore) expired(r *Record) bool {

@@ -366,3 +366,33 @@ func TestStoreBound(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// TestProgress: Run.Progress is the statusMessage of a working task, and
+// changes nothing once the task was cancelled.
+func TestProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, nil)
+		next := make(chan struct{})
+		f.bodies["p"] = func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
+			run.Progress(ctx, 1, 3, "")
+			<-next
+			run.Progress(ctx, 2, 3, "late")
+			<-next
+			return nil, ctx.Err()
+		}
+		id := f.start("alice", "p")
+		synctest.Wait()
+		if g := f.mustGet("alice", id); g.StatusMessage != "1 of 3" {
+			t.Errorf("statusMessage %q", g.StatusMessage)
+		}
+		if _, err := f.call("alice", mcp.MethodCancelTask, `"taskId":"`+id+`"`); err != nil {
+			t.Fatal(err)
+		}
+		next <- struct{}{}
+		synctest.Wait()
+		if g := f.mustGet("alice", id); g.Status != mcp.TaskCancelled || g.StatusMessage != "1 of 3" {
+			t.Errorf("after a cancel: %q (%s)", g.StatusMessage, g.Status)
+		}
+		close(next)
+	})
+}

@@ -66,7 +66,10 @@
 // verifier could cross the network in the clear.
 //
 // A later 401 for a request that carried a token first tries the refresh
-// token, then starts over; an expired token is refreshed before it is
+// token, then starts over. A 401 for a request that carried none, because
+// the Transport is new and has not learnt the server's issuer, first
+// tries the token the Store holds for the server (refreshed if it has
+// expired): a client whose Store persists logs in once, not on every run; an expired token is refreshed before it is
 // sent. Discovery runs again each time, so a server that moved to another
 // authorization server is followed, and the client registers anew there:
 // registrations and tokens are stored per authorization server issuer and

@@ -368,8 +368,16 @@ func (t *Transport) reauthorize(ctx context.Context, serverURL *url.URL, ch map[
 	if creds == nil {
 		creds = &Credentials{}
 	}
-	if !stepUp && sent != nil && creds.Client != nil {
-		if old := creds.Tokens[prm.Resource]; old != nil && old.RefreshToken != "" {
+	if !stepUp && creds.Client != nil {
+		switch old := creds.Tokens[prm.Resource]; {
+		case old == nil:
+		case sent == nil && !t.expired(old):
+			// The request went without a token only because this
+			// Transport had not learnt the server's issuer yet: a token
+			// that a persistent Store kept from an earlier process is
+			// tried before the user is sent to log in again.
+			return old, nil
+		case old.RefreshToken != "":
 			if nt, err := t.refresh(ctx, asm, creds.Client, prm.Resource, old); err == nil {
 				return nt, t.saveToken(ctx, issuer, prm.Resource, creds, nt)
 			}

@@ -527,6 +527,39 @@ func TestStoredRegistrationIsReused(t *testing.T) {
 	}
 }
 
+// TestStoredTokenIsReused: a restarted client whose Store persists (a
+// command-line client run twice) sends its first request without a token,
+// since it has not learnt the server's issuer yet; the 401 is answered
+// with the stored token, not with a new login.
+func TestStoredTokenIsReused(t *testing.T) {
+	as := newFakeAS(t, nil)
+	rs := newFakeRS(t, as, nil)
+	store := NewMemoryStore()
+	mustOK(t, newTransport(t, Config{Store: store}), rs.url(), "x")
+	mustOK(t, newTransport(t, Config{Store: store}), rs.url(), "y")
+	if auth, token, _ := as.counts(); auth != 1 || token != 1 {
+		t.Fatalf("%d authorizations, %d token requests; want 1 and 1: the stored token is reused", auth, token)
+	}
+	if h, want := rs.authHeaders(), []string{"", "Bearer tok-1", "", "Bearer tok-1"}; !slices.Equal(h, want) {
+		t.Errorf("Authorization headers %q, want %q", h, want)
+	}
+}
+
+// TestStoredExpiredTokenIsRefreshed: the same, with a stored token that
+// has expired since: it is refreshed, without a login.
+func TestStoredExpiredTokenIsRefreshed(t *testing.T) {
+	as := newFakeAS(t, func(as *fakeAS) { as.refreshTokens, as.expiresIn = true, 3600 })
+	rs := newFakeRS(t, as, nil)
+	store := NewMemoryStore()
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	mustOK(t, newTransport(t, Config{Store: store, Now: clk.now}), rs.url(), "x")
+	clk.add(2 * time.Hour)
+	mustOK(t, newTransport(t, Config{Store: store, Now: clk.now}), rs.url(), "y")
+	if auth, token, _ := as.counts(); auth != 1 || token != 2 || as.tokenReqs[1].Get("grant_type") != "refresh_token" {
+		t.Fatalf("%d authorizations, %d token requests; want 1 and 2 (a refresh)", auth, token)
+	}
+}
+
 // clock is a settable clock for expiry tests.
 type clock struct {
 	mu sync.Mutex

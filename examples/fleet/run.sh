@@ -11,14 +11,18 @@
 # and then checks that a rotation done in the wrong order (NEW promoted on
 # one instance before the others know it) fails in the documented way:
 # the others refuse its state with "Invalid or expired requestState".
+# Last, the tasks phase: tasks created through nginx are polled, answered
+# and cancelled at other instances while one instance is killed (SIGKILL)
+# with tasks in flight: its tasks must fail with the lost-instance error
+# within their lease, every other task must end as it should, none stuck.
 # Everything listens on loopback; the run is bounded in flows and time.
 #
 #   bash examples/fleet/run.sh       # or: make fleet
 #
 # The last line is
-#   fleet: <flows> flows, <failed> failed, p50 <ms> ms, p99 <ms> ms
-# and the exit status is non-zero if any flow failed or any check did not
-# hold. See docs/guide/fleet.md.
+#   fleet: <flows> flows, <failed> failed, p50 <ms> ms, p99 <ms> ms; tasks: <n> created, <c> completed, <x> cancelled, <l> lost with their instance, <s> stuck, <w> wrong
+# and the exit status is non-zero if any flow failed, any task was stuck or
+# ended wrongly, or any check did not hold. See docs/guide/fleet.md.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -183,8 +187,16 @@ restart 3 "$NEW,$NEWER"
 "$DIR/load" -cross "http://127.0.0.1:${PORTS[0]}/mcp,http://127.0.0.1:${PORTS[1]}/mcp" -expect accepted >&2 ||
 	die "a state sealed with a key every instance knows was refused"
 
-echo "$summary"
-case $summary in
-"fleet: "*", 0 failed, "*) ;;
+TASKS=${PARLEY_FLEET_TASKS:-30}
+log "tasks: $TASKS created through nginx, answered and polled at the others, i3 killed with tasks in flight"
+INST="i1=http://127.0.0.1:${PORTS[0]}/mcp,i2=http://127.0.0.1:${PORTS[1]}/mcp,i3=http://127.0.0.1:${PORTS[2]}/mcp"
+"$DIR/load" -url "$URL" -tasks "$TASKS" -instances "$INST" -kill "i3=${PID[3]}" >"$DIR/tasks.out" 2>"$DIR/tasks.log" ||
+	{ cat "$DIR/tasks.log" >&2; die "tasks: $(tail -n 1 "$DIR/tasks.out" 2>/dev/null)"; }
+cat "$DIR/tasks.log" >&2
+tasks_summary=$(tail -n 1 "$DIR/tasks.out")
+
+echo "$summary; $tasks_summary"
+case "$summary; $tasks_summary" in
+"fleet: "*", 0 failed, "*"; tasks: "*" 0 stuck, 0 wrong") ;;
 *) exit 1 ;;
 esac

@@ -29,22 +29,28 @@ var allowed = map[string][]string{
 	"jsonrpc":                 {"internal/jsontext", "jsonrpc/wire", "transport"},
 	"mcp":                     {"internal/jsontext", "jsonrpc/wire"},
 	"transport/stdio":         {"transport"},
-	"server":                  {"internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "transport"},
+	"server":                  {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "transport"}, // auth: the caller of a request, for limits per caller (design record 034)
 	"client":                  {"internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "transport"},
 	"transport/streamhttp":    {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport"},
 	"requeststate":            {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
 	"requeststate/redisstore": {"requeststate"},
-	"tasks":                   {"jsonrpc/wire", "mcp", "requeststate", "server"}, // the tasks extension, on the extension surface only (design record 026)
+	"tasks":                   {"jsonrpc/wire", "mcp", "requeststate", "server"},
+	"tasks/redisstore":        {"mcp", "tasks"}, // the tasks extension, on the extension surface only (design record 026)
 	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
-	"internal/spectest":       {}, // the oracle: imports nothing of Parley's (its tests compare its facts with mcp's)
+	"bridge":                  {"client", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport", "transport/streamhttp"}, // a host's server and a remote server's client at once (design record 033)
+	"internal/spectest":       {},                                                                                          // the oracle: imports nothing of Parley's (its tests compare its facts with mcp's)
 	"internal/layering":       {},
 	"internal/mcpgen":         {}, // the encoder generator (design record 022): standard library only
 	"internal/leakcheck":      {},
 	"internal/testwait":       {}, // bounded waits for tests (standard library only)
+	"internal/redistest":      {}, // a redis-server of a test's own
 	"auth/resourceserver":     {"auth"},
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
 	"auth/authtest":           {},
 	"auth/oauthclient":        {},
+	// The command-line client (design record 032): a user of the SDK like
+	// any other, through the client, its transports and the OAuth client.
+	"cmd/parley": {"auth/oauthclient", "bridge", "client", "jsonrpc", "mcp", "transport", "transport/stdio", "transport/streamhttp"},
 }
 
 func TestImportGraph(t *testing.T) {

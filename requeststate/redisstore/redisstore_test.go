@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-mcp/parley/internal/redistest"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
@@ -28,8 +29,8 @@ func id(n byte) requeststate.StateID {
 // expiry given (to the millisecond, under the prefix and the id's hex,
 // holding nothing of the state), every later one is ErrReplayed.
 func TestConsumeOnce(t *testing.T) {
-	rs := startRedis(t)
-	c := rs.client(t)
+	rs := redistest.Start(t)
+	c := rs.Client(t)
 	s := redisstore.New(c, nil)
 	ctx := context.Background()
 	expires := time.Now().Add(10 * time.Minute).Truncate(time.Millisecond).Add(123*time.Millisecond + 400*time.Microsecond)
@@ -61,8 +62,8 @@ func TestConsumeOnce(t *testing.T) {
 // TestExpiredKeyIsForgotten: Redis drops a key whose expiry has passed by
 // its own clock; a state is not remembered past it.
 func TestExpiredKeyIsForgotten(t *testing.T) {
-	rs := startRedis(t)
-	s := redisstore.New(rs.client(t), nil)
+	rs := redistest.Start(t)
+	s := redisstore.New(rs.Client(t), nil)
 	ctx := context.Background()
 	past := time.Now().Add(-time.Minute)
 	for range 2 {
@@ -76,8 +77,8 @@ func TestExpiredKeyIsForgotten(t *testing.T) {
 }
 
 func TestPrefix(t *testing.T) {
-	rs := startRedis(t)
-	c := rs.client(t)
+	rs := redistest.Start(t)
+	c := rs.Client(t)
 	ctx := context.Background()
 	a := redisstore.New(c, &redisstore.Options{Prefix: "staging:"})
 	b := redisstore.New(c, &redisstore.Options{Prefix: "prod:"})
@@ -95,7 +96,7 @@ func TestPrefix(t *testing.T) {
 
 // TestConcurrentConsume: many clients race for each id; exactly one wins.
 func TestConcurrentConsume(t *testing.T) {
-	rs := startRedis(t)
+	rs := redistest.Start(t)
 	const clients, ids = 8, 32
 	until := time.Now().Add(time.Minute)
 	var mu sync.Mutex
@@ -103,7 +104,7 @@ func TestConcurrentConsume(t *testing.T) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range clients {
-		s := redisstore.New(rs.client(t), nil)
+		s := redisstore.New(rs.Client(t), nil)
 		wg.Go(func() {
 			<-start
 			for i := range ids {
@@ -179,9 +180,9 @@ func (in *instance) call(state string) (string, error) {
 // TestReplayAcrossInstances: two instances sharing keys and one Redis; a
 // state sealed by one and used on the other is refused on both after.
 func TestReplayAcrossInstances(t *testing.T) {
-	rs := startRedis(t)
-	a := newInstance(t, redisstore.New(rs.client(t), nil))
-	b := newInstance(t, redisstore.New(rs.client(t), nil))
+	rs := redistest.Start(t)
+	a := newInstance(t, redisstore.New(rs.Client(t), nil))
+	b := newInstance(t, redisstore.New(rs.Client(t), nil))
 	token, err := a.call("")
 	if err != nil {
 		t.Fatal(err)
@@ -204,13 +205,13 @@ func TestReplayAcrossInstances(t *testing.T) {
 // with ErrStoreUnavailable (as the fixed rejection) and the handler does
 // not run.
 func TestUnreachableFailsClosed(t *testing.T) {
-	rs := startRedis(t)
-	in := newInstance(t, redisstore.New(rs.client(t), nil))
+	rs := redistest.Start(t)
+	in := newInstance(t, redisstore.New(rs.Client(t), nil))
 	token, err := in.call("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs.stop()
+	rs.Stop()
 	_, err = in.call(token)
 	if !mcp.IsInvalidRequestState(err) || !errors.Is(in.rejected, requeststate.ErrStoreUnavailable) || errors.Is(in.rejected, requeststate.ErrReplayed) {
 		t.Fatalf("Redis down: %v (refused for %v), want the fixed rejection for ErrStoreUnavailable", err, in.rejected)
@@ -229,8 +230,8 @@ func TestUnreachableFailsClosed(t *testing.T) {
 // BenchmarkConsume: one SET NX PXAT round trip to a redis-server on
 // loopback, the cost single use adds to each verified round in a fleet.
 func BenchmarkConsume(b *testing.B) {
-	rs := startRedis(b)
-	s := redisstore.New(rs.client(b), nil)
+	rs := redistest.Start(b)
+	s := redisstore.New(rs.Client(b), nil)
 	ctx := context.Background()
 	until := time.Now().Add(time.Minute)
 	var n uint64

@@ -197,10 +197,13 @@
 //
 // Sessions live in the handler's memory: a load balancer must send all of a
 // session's requests to the instance that opened it. An initialize over
-// SessionOptions.MaxSessions (1000) gets 503 with a JSON-RPC error; a
-// session with no request in progress and no open stream for
-// SessionOptions.IdleTimeout (10 minutes) is closed, as legacy clients
-// often leave without a DELETE.
+// SessionOptions.MaxSessions (1000) gets 503 with a JSON-RPC error; one
+// caller (principal, else client address) holds at most
+// SessionOptions.MaxSessionsPerCaller (100), its least recently used idle
+// session giving way to a new one, else 429. A session with no request in
+// progress and no open stream for SessionOptions.IdleTimeout (10 minutes)
+// is closed, as legacy clients often leave without a DELETE. A GET stream
+// opened with a bearer token ends when the token expires.
 //
 // # Resumable streams
 //

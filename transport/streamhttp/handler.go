@@ -358,7 +358,7 @@ func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *json
 	}
 	rs := newResponder(w, r, msg.ID, streamOK, h.keepAlive, h.writeTime, h.log)
 	req.SetNotify(rs.notify)
-	res, err := h.s.Serve(r.Context(), req)
+	res, err := h.s.Serve(callerContext(r), req)
 	rs.finish(res, err)
 }
 

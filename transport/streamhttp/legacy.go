@@ -3,12 +3,14 @@ package streamhttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -48,15 +50,28 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 		shuttingDown(w, msg.ID)
 		return
 	}
-	if !h.sessions.reserve() {
+	caller := callerKeyOf(r)
+	if h.sessions.opts.MaxSessionsPerCaller <= 0 {
+		caller = ""
+	}
+	evicted, err := h.sessions.reserve(caller)
+	if evicted != nil {
+		h.sessions.closeSession(evicted, "evicted: least recently used idle session of a caller at its limit")
+	}
+	switch {
+	case errors.Is(err, errPoolFull):
 		h.log.Warn("streamhttp: refusing initialize: the session limit is reached", "limit", h.sessions.opts.MaxSessions)
 		writeError(w, http.StatusServiceUnavailable, msg.ID, wire.Internal("Service Unavailable: the limit of %d open sessions is reached; try again later", h.sessions.opts.MaxSessions))
 		return
+	case errors.Is(err, errCallerFull):
+		h.log.Warn("streamhttp: refusing initialize: the caller's session limit is reached", "limit", h.sessions.opts.MaxSessionsPerCaller, "remote", r.RemoteAddr)
+		writeError(w, http.StatusTooManyRequests, msg.ID, wire.Internal("Too Many Requests: this caller already has %d sessions, the limit per caller (SessionOptions.MaxSessionsPerCaller), and none of them is idle; end one with DELETE or try again later", h.sessions.opts.MaxSessionsPerCaller))
+		return
 	}
-	ls := h.sessions.newSession(r)
-	sess, res, err := h.s.Initialize(r.Context(), msg, &server.SessionOptions{Notify: ls.notifyStandalone})
+	ls := h.sessions.newSession(r, caller)
+	sess, res, err := h.s.Initialize(callerContext(r), msg, &server.SessionOptions{Notify: ls.notifyStandalone})
 	if err != nil {
-		h.sessions.unreserve()
+		h.sessions.unreserve(caller)
 		writeError(w, http.StatusBadRequest, msg.ID, asRPCError(err))
 		return
 	}
@@ -106,7 +121,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, msg *js
 	}
 	rs := newResponder(w, r, msg.ID, acceptsEventStream(r.Header.Values("Accept")), h.keepAlive, h.writeTime, h.log)
 	rs.inBand = true
-	res, err := sess.Handle(r.Context(), msg, rs.notify, nil) // nil: no back-channel, handlers that ask are told so
+	res, err := sess.Handle(callerContext(r), msg, rs.notify, nil) // nil: no back-channel, handlers that ask are told so
 	rs.finish(res, err)
 }
 
@@ -161,7 +176,7 @@ func (h *Handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls
 	// caller's identity, for one) but not its cancellation: a dropped
 	// connection is not a cancellation under 2025-11-25. It ends with
 	// the session, a notifications/cancelled, or an abandoned stream.
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(callerContext(r)))
 	if !ls.track(msg.ID, cancel) {
 		cancel(nil)
 		ls.release()
@@ -506,7 +521,18 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		st.attachLocked(c)
 		st.mu.Unlock()
 	}
-	waitConn(r.Context(), c, func() {
+	// A stream opened with a bearer token ends when the token expires:
+	// the token was checked only when the stream opened. The client's
+	// reconnection then meets the token check, whose 401 says why
+	// (RFC 6750 invalid_token), and gets the events it missed once it
+	// presents a fresh token.
+	ctx := r.Context()
+	if info := auth.InfoFrom(ctx); info != nil && !info.Expiry.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, info.Expiry)
+		defer cancel()
+	}
+	waitConn(ctx, c, func() {
 		st.mu.Lock()
 		st.detachLocked(c)
 		st.mu.Unlock()

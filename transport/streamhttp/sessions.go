@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-mcp/parley/auth"
@@ -20,6 +23,10 @@ import (
 const (
 	// DefaultMaxSessions bounds the legacy sessions open at once.
 	DefaultMaxSessions = 1000
+	// DefaultMaxSessionsPerCaller bounds the legacy sessions one caller
+	// (principal, else client address) holds at once: a tenth of the
+	// default pool, so that one client cannot fill it.
+	DefaultMaxSessionsPerCaller = 100
 	// DefaultIdleTimeout is how long a legacy session may go without a
 	// request and without an open stream before it is closed.
 	DefaultIdleTimeout = 10 * time.Minute
@@ -47,6 +54,23 @@ type SessionOptions struct {
 	// Unavailable and a JSON-RPC error saying so; open sessions are not
 	// touched. Zero or negative means DefaultMaxSessions.
 	MaxSessions int
+
+	// MaxSessionsPerCaller bounds the sessions (open, and being opened)
+	// of one caller, its principal when the request is authenticated
+	// ([auth.InfoFrom]), else its client address, once the pool is under
+	// pressure: three quarters of MaxSessions open. Below that a caller
+	// may hold more, so that the clients behind one proxy or NAT (one
+	// address) are not held to one client's share while there is room.
+	// Under pressure, an initialize from a caller at its bound first closes
+	// that caller's least recently used idle session (no request in
+	// progress, no open stream); when it has none, the initialize is
+	// answered with 429 Too Many Requests and a JSON-RPC error naming the
+	// limit. So one client that opens sessions in a loop, or holds them
+	// all busy, takes at most three quarters of the pool and recycles its
+	// own beyond that; the last quarter stays for the others.
+	// Zero means DefaultMaxSessionsPerCaller; negative, or a value not
+	// below MaxSessions, means no bound per caller.
+	MaxSessionsPerCaller int
 
 	// IdleTimeout closes a session that has had no request in progress and
 	// no open stream for this long: legacy clients often leave without the
@@ -97,6 +121,17 @@ func (o *SessionOptions) resolved() SessionOptions {
 	if r.MaxSessions <= 0 {
 		r.MaxSessions = DefaultMaxSessions
 	}
+	switch {
+	case r.MaxSessionsPerCaller == 0:
+		r.MaxSessionsPerCaller = min(DefaultMaxSessionsPerCaller, r.MaxSessions)
+	case r.MaxSessionsPerCaller < 0:
+		r.MaxSessionsPerCaller = 0 // no bound
+	}
+	if r.MaxSessionsPerCaller >= r.MaxSessions {
+		// A share as large as the pool bounds nothing: the pool's own
+		// limit (503, open sessions untouched) speaks instead.
+		r.MaxSessionsPerCaller = 0
+	}
 	if r.IdleTimeout == 0 {
 		r.IdleTimeout = DefaultIdleTimeout
 	}
@@ -120,28 +155,93 @@ type sessionStore struct {
 	mu       sync.Mutex
 	byID     map[string]*serverSession
 	reserved int // initialize requests being served, counted against MaxSessions
+	callers  map[string]*callerSessions
+
+	uses atomic.Uint64 // orders sessions by last use, for eviction
+}
+
+// callerSessions is what one caller holds: n counts its open sessions and
+// its initializes being served, open only the former.
+type callerSessions struct {
+	n    int
+	open map[*serverSession]struct{}
 }
 
 func newSessionStore(h *Handler, opts SessionOptions) *sessionStore {
-	return &sessionStore{h: h, opts: opts, byID: make(map[string]*serverSession)}
+	return &sessionStore{h: h, opts: opts, byID: make(map[string]*serverSession), callers: make(map[string]*callerSessions)}
 }
 
-// reserve claims room for one more session, or reports that the limit is
-// reached.
-func (s *sessionStore) reserve() bool {
+// Why reserve refuses a session.
+var (
+	errPoolFull   = errors.New("the session limit is reached")
+	errCallerFull = errors.New("the caller's session limit is reached")
+)
+
+// reserve claims room for one more session of caller. A caller at its
+// share first gives up its least recently used idle session (returned as
+// evicted, for the caller of reserve to close); the error says which
+// limit refused the session when none could be made.
+func (s *sessionStore) reserve(caller string) (evicted *serverSession, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cs := s.callers[caller]
+	bounded := caller != "" && s.opts.MaxSessionsPerCaller > 0
+	// Shares apply under pressure only: below three quarters of the pool
+	// a caller may hold more than its share, as the many clients behind
+	// one proxy (one address) do; above it, no caller takes more.
+	open := len(s.byID) + s.reserved
+	pressure := open >= s.opts.MaxSessions-s.opts.MaxSessions/4
+	atShare := bounded && pressure && cs != nil && cs.n >= s.opts.MaxSessionsPerCaller
+	if atShare {
+		if evicted = cs.leastRecentlyUsedIdle(); evicted != nil {
+			s.forgetLocked(evicted)
+			atShare = false
+		}
+	}
 	if len(s.byID)+s.reserved >= s.opts.MaxSessions {
-		return false
+		return evicted, errPoolFull
+	}
+	if atShare {
+		return nil, errCallerFull
 	}
 	s.reserved++
-	return true
+	if bounded {
+		if cs == nil {
+			cs = &callerSessions{open: make(map[*serverSession]struct{})}
+			s.callers[caller] = cs
+		}
+		cs.n++
+	}
+	return evicted, nil
 }
 
-func (s *sessionStore) unreserve() {
+// leastRecentlyUsedIdle returns the open session with no request in
+// progress and no stream open that was used longest ago, or nil.
+func (cs *callerSessions) leastRecentlyUsedIdle() *serverSession {
+	var lru *serverSession
+	var lruUse uint64
+	for ls := range cs.open {
+		ls.mu.Lock()
+		idle, used := !ls.closed && ls.active == 0, ls.lastUse
+		ls.mu.Unlock()
+		if idle && (lru == nil || used < lruUse) {
+			lru, lruUse = ls, used
+		}
+	}
+	return lru
+}
+
+// unreserve gives back a reservation of caller that did not become a
+// session.
+func (s *sessionStore) unreserve(caller string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.reserved--
-	s.mu.Unlock()
+	if cs := s.callers[caller]; cs != nil {
+		if cs.n--; cs.n == 0 {
+			delete(s.callers, caller)
+		}
+	}
 }
 
 // add turns a reservation into the open session ls.
@@ -149,7 +249,25 @@ func (s *sessionStore) add(ls *serverSession) {
 	s.mu.Lock()
 	s.reserved--
 	s.byID[ls.id] = ls
+	if cs := s.callers[ls.callerKey]; cs != nil {
+		cs.open[ls] = struct{}{}
+	}
 	s.mu.Unlock()
+}
+
+// forgetLocked removes ls from the store's maps (later requests get 404)
+// and from its caller's share; closing it is the caller's job.
+func (s *sessionStore) forgetLocked(ls *serverSession) {
+	if s.byID[ls.id] != ls {
+		return
+	}
+	delete(s.byID, ls.id)
+	if cs := s.callers[ls.callerKey]; cs != nil {
+		delete(cs.open, ls)
+		if cs.n--; cs.n == 0 {
+			delete(s.callers, ls.callerKey)
+		}
+	}
 }
 
 // lookup returns the open session id, if r may use it: a session opened
@@ -177,9 +295,7 @@ func (s *sessionStore) len() int {
 // dropped.
 func (s *sessionStore) closeSession(ls *serverSession, why string) {
 	s.mu.Lock()
-	if s.byID[ls.id] == ls {
-		delete(s.byID, ls.id)
-	}
+	s.forgetLocked(ls)
 	s.mu.Unlock()
 
 	ls.mu.Lock()
@@ -219,6 +335,9 @@ type serverSession struct {
 	store  *sessionStore
 	sess   *server.Session
 	caller *auth.Info // who opened the session, if authenticated
+	// callerKey names whose share the session counts against (see
+	// callerKeyOf); "" when no bound per caller applies.
+	callerKey string
 
 	ctx    context.Context // ends when the session does
 	cancel context.CancelFunc
@@ -228,6 +347,7 @@ type serverSession struct {
 	mu       sync.Mutex
 	closed   bool
 	active   int         // requests in progress and connections open
+	lastUse  uint64      // from store.uses: when the session was last busy or touched
 	idle     *time.Timer // runs while active is 0
 	idleGen  uint64      // invalidates a timer that fired while it was being stopped
 	streams  map[uint64]*eventStream
@@ -249,15 +369,16 @@ type keptEvent struct {
 	data []byte // the whole encoded event
 }
 
-func (s *sessionStore) newSession(r *http.Request) *serverSession {
+func (s *sessionStore) newSession(r *http.Request, callerKey string) *serverSession {
 	ls := &serverSession{
-		id:       rand.Text(), // 128 random bits in base32: visible ASCII, as required
-		store:    s,
-		caller:   callerOf(r),
-		streams:  make(map[uint64]*eventStream),
-		nextNum:  1,
-		inflight: make(map[jsonrpc.ID]context.CancelCauseFunc),
-		calls:    make(map[jsonrpc.ID]chan *jsonrpc.Response),
+		id:        rand.Text(), // 128 random bits in base32: visible ASCII, as required
+		store:     s,
+		caller:    callerOf(r),
+		callerKey: callerKey,
+		streams:   make(map[uint64]*eventStream),
+		nextNum:   1,
+		inflight:  make(map[jsonrpc.ID]context.CancelCauseFunc),
+		calls:     make(map[jsonrpc.ID]chan *jsonrpc.Response),
 	}
 	ls.ctx, ls.cancel = context.WithCancel(context.Background())
 	ls.standalone = &eventStream{ls: ls, num: 0}
@@ -289,6 +410,7 @@ func (ls *serverSession) acquire() bool {
 		return false
 	}
 	ls.active++
+	ls.lastUse = ls.store.uses.Add(1)
 	ls.idleGen++
 	if ls.idle != nil {
 		ls.idle.Stop()
@@ -302,6 +424,7 @@ func (ls *serverSession) release() {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	ls.active--
+	ls.lastUse = ls.store.uses.Add(1)
 	if ls.active == 0 {
 		ls.startIdleLocked()
 	}
@@ -312,6 +435,7 @@ func (ls *serverSession) release() {
 func (ls *serverSession) touch() {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	ls.lastUse = ls.store.uses.Add(1)
 	if ls.active == 0 {
 		ls.startIdleLocked()
 	}
@@ -532,4 +656,33 @@ func (ls *serverSession) versionMismatch(r *http.Request) *jsonrpc.Error {
 	}
 	return wire.InvalidRequest("%s", "Bad Request: "+HeaderProtocolVersion+" "+echoHeader(v)+
 		" is not the protocol version of this session ("+string(ls.sess.ProtocolVersion())+")")
+}
+
+// callerContext returns r's context with the client's address added
+// ([auth.WithRemoteAddr]), so that limits per caller further down (the
+// single-use store's shares, listen streams) can tell unauthenticated
+// clients apart.
+func callerContext(r *http.Request) context.Context {
+	return auth.WithRemoteAddr(r.Context(), remoteHost(r))
+}
+
+// remoteHost is the host of r.RemoteAddr, without the port: one client
+// opens many connections from one host.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// callerKeyOf names r's caller for the limits per caller:
+// [auth.CallerKey] of its context and address.
+func callerKeyOf(r *http.Request) string {
+	if info := auth.InfoFrom(r.Context()); info != nil {
+		return auth.PrincipalKey(info)
+	}
+	if host := remoteHost(r); host != "" {
+		return "addr:" + host
+	}
+	return ""
 }

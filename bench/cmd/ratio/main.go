@@ -1,5 +1,6 @@
 // Command ratio runs the bench module's benchmarks, which pair each
-// workload on Parley with the same workload on the official Go SDK, and
+// workload on Parley with the same workload on the official Go SDK and,
+// where its API allows the workload, on mark3labs/mcp-go, and
 // prints a Markdown table of the medians and their ratios, followed by the
 // performance targets of the comparison and whether each is met.
 //
@@ -126,15 +127,38 @@ func runBenchmarks(count int, benchtime, cpus string) ([]byte, []string, error) 
 	for i := range count {
 		for _, args := range runs {
 			fmt.Fprintf(os.Stderr, "run %d of %d: go %s\n", i+1, count, shellJoin(args))
+			var out bytes.Buffer
 			cmd := exec.Command("go", args...)
-			cmd.Stdout = &all
+			cmd.Stdout = &out
 			cmd.Stderr = os.Stderr
-			if err := cmd.Run(); err != nil {
+			err := cmd.Run()
+			all.Write(out.Bytes())
+			if err != nil {
+				// go test reports a failing benchmark on stdout, which is
+				// kept for parsing: show its end, or the failure is silent.
+				os.Stderr.Write(lastLines(out.Bytes(), 40))
 				return all.Bytes(), commands, fmt.Errorf("go %s: %w", shellJoin(args), err)
 			}
 		}
 	}
 	return all.Bytes(), commands, nil
+}
+
+// lastLines returns the last n lines of b.
+func lastLines(b []byte, n int) []byte {
+	b = bytes.TrimRight(b, "\n")
+	i := len(b)
+	for ; n > 0 && i > 0; n-- {
+		i = bytes.LastIndexByte(b[:i], '\n')
+		if i < 0 {
+			i = 0
+			break
+		}
+	}
+	if i > 0 {
+		i++ // after the newline
+	}
+	return append(slices.Clone(b[i:]), '\n')
 }
 
 // shellJoin quotes the arguments that a shell would split or expand.
@@ -250,16 +274,19 @@ func (r *results) median(k key) (sample, bool) {
 }
 
 // row is one line of the table: a Parley variant of a workload beside
-// go-sdk's, at one GOMAXPROCS.
+// go-sdk's and mark3labs/mcp-go's, at one GOMAXPROCS.
 type row struct {
-	top, parleySub string
-	cpu            int
-	parley, gosdk  sample
-	hasGosdk       bool
+	top, parleySub       string
+	cpu                  int
+	parley, gosdk, mcpgo sample
+	hasGosdk, hasMcpgo   bool
 }
 
 // ratio is go-sdk's ns/op over Parley's: how many times faster Parley is.
 func (r row) ratio() float64 { return r.gosdk.ns / r.parley.ns }
+
+// ratioMcpgo is mcp-go's ns/op over Parley's.
+func (r row) ratioMcpgo() float64 { return r.mcpgo.ns / r.parley.ns }
 
 // report is the table of a run and what the targets read from it.
 type report struct {
@@ -267,8 +294,8 @@ type report struct {
 	rows []row
 }
 
-// newReport pairs every parley… sub-benchmark with the gosdk one of the
-// same benchmark and GOMAXPROCS.
+// newReport pairs every parley… sub-benchmark with the gosdk and mcpgo
+// ones of the same benchmark and GOMAXPROCS.
 func newReport(res *results) *report {
 	rep := &report{res: res}
 	for _, k := range res.order {
@@ -277,7 +304,8 @@ func newReport(res *results) *report {
 		}
 		p, _ := res.median(k)
 		g, ok := res.median(key{Top: k.Top, Sub: "gosdk", CPU: k.CPU})
-		rep.rows = append(rep.rows, row{top: k.Top, parleySub: k.Sub, cpu: k.CPU, parley: p, gosdk: g, hasGosdk: ok})
+		m, okM := res.median(key{Top: k.Top, Sub: "mcpgo", CPU: k.CPU})
+		rep.rows = append(rep.rows, row{top: k.Top, parleySub: k.Sub, cpu: k.CPU, parley: p, gosdk: g, hasGosdk: ok, mcpgo: m, hasMcpgo: okM})
 	}
 	return rep
 }
@@ -303,18 +331,24 @@ func (rep *report) findAnyCPU(top, sub string) (row, bool) {
 }
 
 func (rep *report) writeTable(w io.Writer) {
-	fmt.Fprintln(w, "| workload (`Benchmark…/parley…` vs `…/gosdk`) | GOMAXPROCS | Parley ns/op | Parley B/op | Parley allocs/op | go-sdk ns/op | go-sdk B/op | go-sdk allocs/op | Parley faster by |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| workload (`Benchmark…/parley…` vs `…/gosdk`, `…/mcpgo`) | GOMAXPROCS | Parley ns/op | Parley B/op | Parley allocs/op | go-sdk ns/op | go-sdk B/op | go-sdk allocs/op | Parley faster than go-sdk by | mcp-go ns/op | mcp-go B/op | mcp-go allocs/op | Parley faster than mcp-go by |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rep.rows {
 		name := strings.TrimPrefix(r.top, "Benchmark") + "/" + r.parleySub
-		if !r.hasGosdk {
-			fmt.Fprintf(w, "| `%s` | %d | %s | %s | %s | — | — | — | — |\n", name, r.cpu, num(r.parley.ns), num(r.parley.bytes), num(r.parley.allocs))
-			continue
-		}
-		fmt.Fprintf(w, "| `%s` | %d | %s | %s | %s | %s | %s | %s | %.1f× |\n", name, r.cpu,
+		fmt.Fprintf(w, "| `%s` | %d | %s | %s | %s | %s | %s |\n", name, r.cpu,
 			num(r.parley.ns), num(r.parley.bytes), num(r.parley.allocs),
-			num(r.gosdk.ns), num(r.gosdk.bytes), num(r.gosdk.allocs), r.ratio())
+			other(r.hasGosdk, r.gosdk, r.ratio()), other(r.hasMcpgo, r.mcpgo, r.ratioMcpgo()))
 	}
+}
+
+// other is the four cells of another SDK's side of a row: its ns/op, B/op
+// and allocs/op and Parley's ratio to it, or dashes where it has no such
+// benchmark.
+func other(has bool, s sample, ratio float64) string {
+	if !has {
+		return "— | — | — | —"
+	}
+	return fmt.Sprintf("%s | %s | %s | %.1f×", num(s.ns), num(s.bytes), num(s.allocs), ratio)
 }
 
 // num writes a measurement with thousands separators.

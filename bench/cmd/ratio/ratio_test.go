@@ -131,3 +131,50 @@ func TestMedianOfEvenCount(t *testing.T) {
 		t.Errorf("median of two runs %+v, want the means 200 ns, 20 B, 2 allocs", m)
 	}
 }
+
+// TestMcpgoColumn: an mcpgo sub-benchmark is paired with the parley… ones
+// of its benchmark, and a benchmark without one shows dashes in its place.
+func TestMcpgoColumn(t *testing.T) {
+	out := "BenchmarkToolCall/parley-2 \t 1 \t 100 ns/op \t 10 B/op \t 1 allocs/op\n" +
+		"BenchmarkToolCall/gosdk-2 \t 1 \t 1000 ns/op \t 100 B/op \t 10 allocs/op\n" +
+		"BenchmarkToolCall/mcpgo-2 \t 1 \t 400 ns/op \t 40 B/op \t 4 allocs/op\n" +
+		"BenchmarkJSONRPCRoundTrip/parley-2 \t 1 \t 50 ns/op \t 5 B/op \t 1 allocs/op\n"
+	res, err := parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := newReport(res)
+	tc, ok := rep.find("BenchmarkToolCall", "parley", 2)
+	if !ok || !tc.hasMcpgo || tc.mcpgo.ns != 400 || tc.ratioMcpgo() != 4 {
+		t.Fatalf("BenchmarkToolCall/parley not paired with mcpgo: %+v", tc)
+	}
+	var sb strings.Builder
+	rep.writeTable(&sb)
+	table := sb.String()
+	for _, want := range []string{
+		"| `ToolCall/parley` | 2 | 100 | 10 | 1 | 1,000 | 100 | 10 | 10.0× | 400 | 40 | 4 | 4.0× |",
+		"| `JSONRPCRoundTrip/parley` | 2 | 50 | 5 | 1 | — | — | — | — | — | — | — | — |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestLastLines: a failed run shows the end of its output, whole lines.
+func TestLastLines(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a\nb\nc\n", 2, "b\nc\n"},
+		{"a\nb\nc", 5, "a\nb\nc\n"},
+		{"--- FAIL: X\npanic\n", 1, "panic\n"},
+		{"", 3, "\n"},
+	} {
+		if got := string(lastLines([]byte(c.in), c.n)); got != c.want {
+			t.Errorf("lastLines(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -10,7 +10,9 @@
 // the sealing key first (requeststate.ParseKeys). A rotation is a rolling
 // restart of every instance with the next phase's ring (see
 // docs/guide/fleet.md). With -redis, every sealed round is single-use
-// across the fleet. The instance serves /mcp, and /healthz for the
+// across the fleet, and the instance also serves the tasks extension from
+// that Redis: its "job" tool runs as a task that asks one question, and
+// any instance answers for the task of any other (design record 028). The instance serves /mcp, and /healthz for the
 // script that starts it; on SIGTERM it stops accepting, finishes the
 // requests in flight and exits 0.
 package main
@@ -33,6 +35,8 @@ import (
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/parley-mcp/parley/requeststate/redisstore"
+	"github.com/parley-mcp/parley/tasks"
+	taskstore "github.com/parley-mcp/parley/tasks/redisstore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -57,15 +61,16 @@ func main() {
 	keysFile := flag.String("keys-file", "", "read the key ring from `FILE` (default: $"+keysEnv+")")
 	ttl := flag.Duration("ttl", requeststate.DefaultTTL, "how long a sealed requestState stays valid")
 	name := flag.String("name", "instance", "this instance's `NAME`, for its log lines")
-	redisAddr := flag.String("redis", "", "make every sealed round single-use, recorded in the Redis server at `ADDR` that all instances share")
+	redisAddr := flag.String("redis", "", "make every sealed round single-use, and keep tasks, in the Redis server at `ADDR` that all instances share")
+	lease := flag.Duration("task-lease", 2*time.Second, "with -redis: how long a task outlives its instance's last lease renewal")
 	flag.Parse()
-	if err := run(*addr, *keysFile, *ttl, *name, *redisAddr); err != nil {
+	if err := run(*addr, *keysFile, *ttl, *name, *redisAddr, *lease); err != nil {
 		fmt.Fprintf(os.Stderr, "instance %s: %v\n", *name, err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, keysFile string, ttl time.Duration, name, redisAddr string) error {
+func run(addr, keysFile string, ttl time.Duration, name, redisAddr string, lease time.Duration) error {
 	keys, err := loadKeys(keysFile)
 	if err != nil {
 		return err
@@ -74,22 +79,31 @@ func run(addr, keysFile string, ttl time.Duration, name, redisAddr string) error
 	// Every instance has the same server name: it is the audience the
 	// sealed state is bound to, so that any instance verifies any other's.
 	policy := &requeststate.Policy{Keys: keys, TTL: ttl, Logger: logger}
+	var taskOpts *tasks.Options
 	if redisAddr != "" {
 		// Single-use state: a round is accepted once, by whichever
 		// instance sees it first; a replay is refused on every instance.
 		rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 		defer rdb.Close()
 		policy.SingleUse = redisstore.New(rdb, nil)
+		// Tasks in the same Redis: any instance serves any task.
+		taskOpts = &tasks.Options{Store: taskstore.New(rdb, nil), Lease: lease, Instance: name, PollInterval: 100 * time.Millisecond, Logger: logger}
 	}
 	s, err := mcpserver.New(mcp.Implementation{Name: "fleet-provisioner", Version: "1.0.0"}, &mcpserver.Options{
 		Logger:       logger,
 		RequestState: policy,
+		Tasks:        taskOpts,
 	})
 	if err != nil {
 		return err
 	}
 	if err := addProvision(s); err != nil {
 		return err
+	}
+	if taskOpts != nil {
+		if err := addJob(s, name); err != nil {
+			return err
+		}
 	}
 
 	mux := http.NewServeMux()
@@ -160,4 +174,39 @@ func addProvision(s *mcpserver.Server) error {
 		func(ctx context.Context, c *mcpserver.Call, a provisionArgs) (string, error) {
 			return fmt.Sprintf("Provisioned %s (%s) in %s.", a.Name, size.Get(c).Size, region.Get(c).Region), nil
 		}, region, size)
+}
+
+type jobArgs struct {
+	N int `json:"n" jsonschema:"the job's number"`
+}
+
+var goOnSchema = mcp.ElicitRequestedSchema{
+	Properties: map[string]mcp.PrimitiveSchemaDefinition{"ok": &mcp.BooleanSchema{}},
+	Required:   []string{"ok"},
+}
+
+// addJob adds the task tool: it asks whether to go on, naming the instance
+// that runs it (the load driver learns the owner from the question), and
+// completes with who ran it and what was answered.
+func addJob(s *mcpserver.Server, name string) error {
+	return mcpserver.AddTaskTool(s, &mcp.Tool{Name: "job", Description: "A long job that asks once."}, mcpserver.TaskRequired,
+		func(ctx context.Context, c *mcpserver.Call, a jobArgs) (string, error) {
+			run := tasks.FromContext(ctx)
+			if run == nil {
+				return "", errors.New("job runs only as a task")
+			}
+			answers, err := run.Ask(ctx, mcp.InputRequests{
+				"go": mcp.NewElicitFormRequest(fmt.Sprintf("instance %s: go on with job %d?", name, a.N), goOnSchema),
+			})
+			if err != nil {
+				return "", err
+			}
+			var form struct {
+				OK bool `json:"ok"`
+			}
+			if r, err := answers.Elicit("go"); err != nil || !r.Accepted() || r.DecodeContent(&form) != nil || !form.OK {
+				return fmt.Sprintf("job %d stopped by %s", a.N, name), nil
+			}
+			return fmt.Sprintf("job %d done", a.N), nil
+		})
 }

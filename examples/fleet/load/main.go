@@ -21,6 +21,9 @@
 // Replay mode (-replay URL,URL,...) completes one flow through -url, then
 // sends its last round again to each listed server, and exits 0 only when
 // every one refuses it: single-use state at work across the fleet.
+//
+// Tasks mode (-tasks N -instances NAME=URL,... [-kill NAME=PID]) runs the
+// tasks extension across the fleet: see tasks.go.
 package main
 
 import (
@@ -50,6 +53,9 @@ func main() {
 	cross := flag.String("cross", "", "begin at FROM and continue at TO (`FROM,TO`) instead of running flows")
 	expect := flag.String("expect", "", "with -cross: accepted or refused")
 	replay := flag.String("replay", "", "complete one flow, then replay its last round at each of these `URLs` (comma-separated)")
+	nTasks := flag.Int("tasks", 0, "create `N` tasks through -url and see each to its end at -instances (tasks mode)")
+	instances := flag.String("instances", "", "with -tasks: the instances, `NAME=URL,...`")
+	kill := flag.String("kill", "", "with -tasks: kill instance `NAME=PID` once every task waits for its answer")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -58,6 +64,8 @@ func main() {
 	switch {
 	case *cross != "":
 		err = runCross(ctx, *cross, *expect)
+	case *nTasks > 0:
+		err = runTasks(ctx, *url, strings.Split(*instances, ","), *nTasks, *kill)
 	case *replay != "":
 		err = runReplay(ctx, *url, strings.Split(*replay, ","))
 	default:

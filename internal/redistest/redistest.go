@@ -1,4 +1,7 @@
-package redisstore_test
+// Package redistest starts a redis-server of a test's own, for the tests
+// of the Redis stores (requeststate/redisstore, tasks/redisstore): one
+// helper, so that both find, start and require Redis the same way.
+package redistest
 
 import (
 	"context"
@@ -13,18 +16,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisServer is a redis-server of the test's own, on a free loopback port,
+// Server is a redis-server of the test's own, on a free loopback port,
 // with persistence off; it is stopped when the test ends.
-type redisServer struct {
-	addr string
+type Server struct {
+	// Addr is the server's host:port.
+	Addr string
 	cmd  *exec.Cmd
 	done chan struct{}
 }
 
-// startRedis starts a redis-server for t. Without one on PATH the test
+// Start starts a redis-server for t. Without one on PATH the test
 // fails when PARLEY_REQUIRE_REDIS=1 (make test sets it) and is skipped
 // otherwise.
-func startRedis(t testing.TB) *redisServer {
+func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -35,7 +39,7 @@ func startRedis(t testing.TB) *redisServer {
 	}
 	var lastErr error
 	for range 5 { // another process may take the free port first
-		rs, err := tryRedis(t, bin)
+		rs, err := try(t, bin)
 		if err == nil {
 			return rs
 		}
@@ -45,21 +49,21 @@ func startRedis(t testing.TB) *redisServer {
 	return nil
 }
 
-func tryRedis(t testing.TB, bin string) (*redisServer, error) {
+func try(t testing.TB, bin string) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	rs := &redisServer{addr: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
+	rs := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
 	rs.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--loglevel", "warning")
 	if err := rs.cmd.Start(); err != nil {
 		return nil, err
 	}
 	go func() { rs.cmd.Wait(); close(rs.done) }()
-	c := redis.NewClient(&redis.Options{Addr: rs.addr, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: -1})
 	defer c.Close()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -70,26 +74,26 @@ func tryRedis(t testing.TB, bin string) (*redisServer, error) {
 		}
 		err := c.Ping(context.Background()).Err()
 		if err == nil {
-			t.Cleanup(rs.stop)
+			t.Cleanup(rs.Stop)
 			return rs, nil
 		}
 		if time.Now().After(deadline) {
-			rs.stop()
+			rs.Stop()
 			return nil, fmt.Errorf("redis-server on port %d does not answer PING: %w", port, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// stop kills the server and waits for it to exit.
-func (rs *redisServer) stop() {
+// Stop kills the server and waits for it to exit.
+func (rs *Server) Stop() {
 	rs.cmd.Process.Kill()
 	<-rs.done
 }
 
-// client returns a new client of rs, closed when the test ends.
-func (rs *redisServer) client(t testing.TB) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: rs.addr, MaxRetries: -1, DialTimeout: 2 * time.Second})
+// Client returns a new client of rs, closed when the test ends.
+func (rs *Server) Client(t testing.TB) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: -1, DialTimeout: 2 * time.Second})
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -1,0 +1,81 @@
+package streamhttp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+)
+
+// TestLegacyGetStreamEndsAtTokenExpiry: a legacy session's GET stream
+// opened with a bearer token ends when that token expires (the Expiry the
+// verifier reported), not before; the session stays open for the client
+// to reconnect with a fresh token. A GET with a token that states no
+// expiry lasts until the client leaves.
+func TestLegacyGetStreamEndsAtTokenExpiry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := server.New(mcp.Implementation{Name: "exp", Version: "1"}, nil)
+		h := NewHandler(s, &HandlerOptions{Logger: slog.New(slog.DiscardHandler)})
+		defer EndSessions(h)
+		expiry := time.Now().Add(time.Hour)
+		withToken := func(r *http.Request, exp time.Time) *http.Request {
+			return r.WithContext(auth.WithInfo(r.Context(), &auth.Info{ClientID: "c", Subject: "ann", Expiry: exp}))
+		}
+		init := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(srvInitialize))
+		init.Header = srvHeaders("")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, withToken(init, expiry))
+		sid := w.Header().Get(HeaderSessionID)
+		if w.Code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: %d %s", w.Code, w.Body)
+		}
+
+		get := func(ctx context.Context, exp time.Time) (chan struct{}, *httptest.ResponseRecorder) {
+			r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+			r.Header = srvGetHeaders(sid, "")
+			rec := httptest.NewRecorder()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				h.ServeHTTP(rec, withToken(r, exp))
+			}()
+			return done, rec
+		}
+		done, rec := get(context.Background(), expiry)
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatalf("the GET stream ended at once: %d %s", rec.Code, rec.Body)
+		default:
+		}
+		<-done // every goroutine blocked: the fake clock runs on to what ends the stream
+		if now := time.Now(); !now.Equal(expiry) {
+			t.Fatalf("the GET stream ended at %v, want the token's expiry %v", now, expiry)
+		}
+		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("GET: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+		}
+		if h.sessions.byID[sid] == nil {
+			t.Fatal("the session closed with the stream")
+		}
+
+		// No expiry stated: the stream lasts until the client leaves.
+		ctx, cancel := context.WithCancel(context.Background())
+		done, _ = get(ctx, time.Time{})
+		select {
+		case <-done:
+			t.Fatal("a GET stream without an expiry ended")
+		case <-time.After(1000 * time.Hour): // virtual time
+		}
+		cancel()
+		<-done
+	})
+}
