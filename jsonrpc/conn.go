@@ -93,12 +93,14 @@ type Conn struct {
 	inflight map[ID]context.CancelFunc // peer requests being served
 	closeErr error                     // why the read loop ended
 
-	handlers sync.WaitGroup // request goroutines (workers)
-	// jobs hands a request to a worker that is idle, waiting for one;
-	// idle counts them. See startRequest.
-	jobs    chan job
+	// handlers counts the goroutines that serve a request or wait, idle,
+	// to read (see lead); the one reading is not among them.
+	handlers sync.WaitGroup
+	// follow hands the reading to an idle goroutine waiting for it; idle
+	// counts them.
+	follow  chan struct{}
 	idle    atomic.Int32
-	done    chan struct{} // closed when the read loop and handlers are done
+	done    chan struct{} // closed when the reading and handlers are done
 	closing sync.Once
 }
 
@@ -114,14 +116,14 @@ func NewConn(t transport.Conn, opts *ConnOptions) *Conn {
 		pending:  make(map[ID]chan *Response),
 		inflight: make(map[ID]context.CancelFunc),
 		done:     make(chan struct{}),
-		jobs:     make(chan job),
+		follow:   make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.work, c.stopWork = context.WithCancel(c.ctx)
-	go c.readLoop()
+	go c.lead()
 	return c
 }
 
@@ -402,7 +404,47 @@ func marshalParams(params any) (raw json.RawMessage, trusted bool, err error) {
 	}
 }
 
-func (c *Conn) readLoop() {
+// lead is the connection's reading: one goroutine at a time reads (the
+// leader), handling responses and notifications itself, in order. When it
+// reads a request, it hands the reading to another goroutine (an idle one
+// waiting in idle, else a new one) and serves the request itself.
+//
+// Serving on the goroutine that read the request, rather than handing the
+// request to a worker, takes one goroutine handoff off every request's
+// path; handing on the reading first keeps notifications, cancellations and
+// responses to the handler's own calls flowing while it runs. With two or
+// more processors a handoff wakes a parked thread, which costs more than
+// the handler of a small request (BENCHMARKS.md, issue 24).
+//
+// The goroutines are kept for their stacks: a new goroutine starts with a
+// small stack, and decoding a request's params and arguments grows it, by
+// copying, twice or more per request; on the in-memory tools/call that
+// copying was a fifth of the CPU profile (BENCHMARKS.md, "Profile-driven
+// changes"). An idle goroutine's stack is shrunk back by the garbage
+// collector if it stays idle.
+func (c *Conn) lead() {
+	for {
+		j, ok := c.readRequest()
+		if !ok {
+			return
+		}
+		c.handlers.Add(1) // from here on this goroutine is a handler
+		select {
+		case c.follow <- struct{}{}: // an idle goroutine reads on
+		default:
+			go c.lead()
+		}
+		c.serve(j.ctx, j.cancel, j.req)
+		if !c.idleUntilLead() {
+			return
+		}
+	}
+}
+
+// readRequest reads and handles messages until one is a request to serve,
+// which it returns. When the read side ends it shuts the connection down
+// and returns false.
+func (c *Conn) readRequest() (job, bool) {
 	var err error
 	for {
 		var data []byte
@@ -421,27 +463,52 @@ func (c *Conn) readLoop() {
 			}
 			break
 		}
-		c.dispatch(data)
+		if j, ok := c.dispatch(data); ok {
+			return j, true
+		}
 	}
 	if c.ctx.Err() != nil {
 		err = ErrConnClosed // Close was called: whatever Read said, that is why
 	}
 	c.shutdown(err)
+	return job{}, false
 }
 
-// dispatch handles one incoming message. data is ours (transport.Conn.Read
-// hands over the slice), so decoded messages may alias it.
-func (c *Conn) dispatch(data []byte) {
+// idleUntilLead waits, as a handler, until this goroutine is handed the
+// reading (true) or is not needed any more (false): the read side has
+// ended, or enough goroutines wait already. Either way it is no longer a
+// handler when it returns.
+func (c *Conn) idleUntilLead() bool {
+	defer c.handlers.Done()
+	if c.idle.Add(1) > maxIdleFollowers {
+		c.idle.Add(-1)
+		return false
+	}
+	select {
+	case <-c.follow:
+		c.idle.Add(-1)
+		return true
+	case <-c.work.Done():
+		// The read side has ended: no request can come any more.
+		c.idle.Add(-1)
+		return false
+	}
+}
+
+// dispatch handles one incoming message, returning the request to serve
+// when it is one. data is ours (transport.Conn.Read hands over the slice),
+// so decoded messages may alias it.
+func (c *Conn) dispatch(data []byte) (job, bool) {
 	msg, id, responseShaped, rpcErr := decodeMessage(data, false)
 	if rpcErr != nil {
 		if responseShaped {
 			// Never answer a response, even a broken one: that could
 			// start an error ping-pong between two peers.
 			c.log.Warn("jsonrpc: dropping invalid response", "id", id.String(), "err", rpcErr)
-			return
+			return job{}, false
 		}
 		c.reply(id, nil, rpcErr)
-		return
+		return job{}, false
 	}
 	switch m := msg.(type) {
 	case *Response:
@@ -450,9 +517,10 @@ func (c *Conn) dispatch(data []byte) {
 		if m.IsNotification() {
 			c.handleNotification(m)
 		} else {
-			c.startRequest(m)
+			return c.startRequest(m)
 		}
 	}
+	return job{}, false
 }
 
 // tooLarge handles a message the transport dropped for its size. When the
@@ -622,23 +690,20 @@ func (c *Conn) handleNotification(req *Request) {
 	c.handler.Handle(c.ctx, req)
 }
 
-func (c *Conn) startRequest(req *Request) {
+// startRequest registers req as in flight (so that a cancellation read
+// after it finds it) and returns it to serve, or answers it at once when
+// its id is taken.
+func (c *Conn) startRequest(req *Request) (job, bool) {
 	c.mu.Lock()
 	if _, dup := c.inflight[req.ID]; dup {
 		c.mu.Unlock()
 		c.reply(req.ID, nil, invalidRequest("id "+req.ID.Raw()+" is already in use by a request in flight"))
-		return
+		return job{}, false
 	}
 	ctx, cancel := context.WithCancel(c.work)
 	c.inflight[req.ID] = cancel
 	c.mu.Unlock()
-	j := job{ctx, cancel, req}
-	select {
-	case c.jobs <- j: // an idle worker took it
-	default:
-		c.handlers.Add(1)
-		go c.worker(j)
-	}
+	return job{ctx, cancel, req}, true
 }
 
 // job is a request to serve, with its context.
@@ -648,36 +713,8 @@ type job struct {
 	req    *Request
 }
 
-// maxIdleWorkers bounds the workers a Conn keeps waiting for requests.
-const maxIdleWorkers = 8
-
-// worker serves j, then waits for more requests until the read side ends,
-// unless enough workers are waiting already.
-//
-// Reusing the goroutine is for its stack: a new goroutine starts with a
-// small stack, and decoding a request's params and arguments (encoding/json,
-// go-json-experiment) grows it, by copying, twice or more per request. On
-// the in-memory tools/call that copying was a fifth of the CPU profile (see
-// BENCHMARKS.md, "Profile-driven changes"). An idle worker's stack is shrunk
-// back by the garbage collector if it stays idle.
-func (c *Conn) worker(j job) {
-	defer c.handlers.Done()
-	for {
-		c.serve(j.ctx, j.cancel, j.req)
-		if c.idle.Add(1) > maxIdleWorkers {
-			c.idle.Add(-1)
-			return
-		}
-		select {
-		case j = <-c.jobs:
-			c.idle.Add(-1)
-		case <-c.work.Done():
-			// The read side has ended: no request can come any more.
-			c.idle.Add(-1)
-			return
-		}
-	}
-}
+// maxIdleFollowers bounds the goroutines a Conn keeps waiting to read.
+const maxIdleFollowers = 8
 
 func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, req *Request) {
 	result, err := c.call(ctx, req)

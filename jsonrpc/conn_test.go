@@ -1245,3 +1245,62 @@ func TestRawValid(t *testing.T) {
 		}
 	})
 }
+
+// The goroutine that reads a request serves it (see lead) only after it has
+// handed the reading on: requests whose handlers all wait for a message
+// that comes after them still see it, and a handler's own call to the peer
+// gets its answer while the handler runs.
+func TestReadingGoesOnWhileHandlersRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 3 * maxIdleFollowers // more than the idle goroutines kept
+		release := make(chan struct{})
+		var server *Conn
+		handler := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			if req.IsNotification() {
+				if req.Method == "notifications/release" {
+					close(release)
+				}
+				return nil, nil
+			}
+			var back string
+			if err := server.Call(ctx, "ping/back", nil, &back); err != nil {
+				return nil, err
+			}
+			select {
+			case <-release:
+				return back, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+		client, srv := newConnPair(t, HandlerFunc(func(ctx context.Context, req *Request) (any, error) { return "pong", nil }), handler)
+		server = srv
+		ctx := context.Background()
+		results := make(chan string, n)
+		for range n {
+			go func() {
+				var got string
+				if err := client.Call(ctx, "wait", nil, &got); err != nil {
+					got = err.Error()
+				}
+				results <- got
+			}()
+		}
+		synctest.Wait() // every handler has its answer from the peer and waits
+		if err := client.Notify(ctx, "notifications/release", nil); err != nil {
+			t.Fatal(err)
+		}
+		for range n {
+			if got := <-results; got != "pong" {
+				t.Errorf("call returned %q, want pong", got)
+			}
+		}
+		// The second wave is served by the goroutines the first one left.
+		for range n {
+			var got string
+			if err := client.Call(ctx, "wait", nil, &got); err != nil || got != "pong" {
+				t.Fatalf("after the wave: %q, %v", got, err)
+			}
+		}
+	})
+}
