@@ -161,6 +161,10 @@ func checkAllocBudget(t *testing.T, cases []allocCase) {
 
 // TestDecodeAllocBudget pins the allocation budget of the per-request and
 // per-result decoders, so that a regression shows up as a failing test.
+// elicitTwoFields is an elicitation/create request's params as a
+// 2025-11-25 server sends them over its back-channel.
+var elicitTwoFields = []byte(`{"message":"Which region?","requestedSchema":{"type":"object","properties":{"region":{"type":"string","description":"where"},"ok":{"type":"boolean"}},"required":["region"]}}`)
+
 func TestDecodeAllocBudget(t *testing.T) {
 	text := []byte(`{"type":"text","text":"hello"}`)
 	impl := []byte(`{"name":"weather-server","version":"1.2.0"}`)
@@ -193,6 +197,9 @@ func TestDecodeAllocBudget(t *testing.T) {
 		{"DecodeGetPromptOutcome", 2, func() { _, _ = mcp.DecodeGetPromptOutcome(getPromptResult) }},
 		// As DecodeCallToolOutcome, with one text contents.
 		{"DecodeReadResourceOutcome", 2, func() { _, _ = mcp.DecodeReadResourceOutcome(readResourceResult) }},
+		// The params, the shared copy of the strings, the map, its two
+		// field schemas, the required list (6), the map's buckets (5).
+		{"DecodeElicitRequestParams text and boolean", 11, func() { _, _ = mcp.DecodeElicitRequestParams(elicitTwoFields) }},
 		{"DecodeContentBlock text", 2, func() { _, _ = mcp.DecodeContentBlock(text) }},
 		// One copy of the strings (m is outside: icons make it escape).
 		{"Implementation.UnmarshalJSON", 1, func() { _ = m.UnmarshalJSON(impl) }},

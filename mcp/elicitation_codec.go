@@ -35,7 +35,22 @@ func (r *ElicitRequest) UnmarshalJSON(data []byte) error {
 
 // DecodeElicitRequestParams decodes elicitation params, choosing the Go type
 // by "mode": absent or "form" for form, "url" for URL.
+//
+// The common form (a few plain text and boolean fields) is decoded in one
+// pass; whatever that pass is not sure of goes through encoding/json (see
+// inputrequired_fast.go), which decides and reports.
 func DecodeElicitRequestParams(data []byte) (ElicitRequestParams, error) {
+	if len(data) > 0 && data[0] == '{' {
+		if p, ok := fastDecodeElicitForm(data, newArena(data)); ok {
+			return p, nil
+		}
+	}
+	return decodeElicitRequestParamsGeneric(data)
+}
+
+// decodeElicitRequestParamsGeneric is DecodeElicitRequestParams through
+// encoding/json: the reference the one-pass decoder is checked against.
+func decodeElicitRequestParamsGeneric(data []byte) (ElicitRequestParams, error) {
 	mode, _, err := peekString(data, "mode")
 	if err != nil {
 		return nil, err

@@ -226,7 +226,61 @@ func fastDecodeFieldSchema(raw []byte, a *strArena) (PrimitiveSchemaDefinition, 
 	if s, ok := fastDecodeStringSchema(raw, a); ok {
 		return s, true
 	}
+	if s, ok := fastDecodeBooleanSchema(raw, a); ok {
+		return s, true
+	}
 	return nil, false
+}
+
+var booleanSchemaFields = []string{"title", "description", "default"}
+
+// fastDecodeBooleanSchema decodes a yes/no field; it declines every other
+// kind of field.
+func fastDecodeBooleanSchema(raw []byte, a *strArena) (*BooleanSchema, bool) {
+	if raw[0] != '{' {
+		return nil, false
+	}
+	s := new(BooleanSchema)
+	types := 0
+	it := newObjectIter(raw)
+	for it.Next() {
+		v := it.Val
+		var err error
+		switch string(it.Key) {
+		case "type":
+			types++
+			if types > 1 || string(v) != `"boolean"` {
+				return nil, false
+			}
+		case "title":
+			err = decodeStringMember(v, a, &s.Title, "title")
+		case "description":
+			err = decodeStringMember(v, a, &s.Description, "description")
+		case "default":
+			switch string(v) {
+			case "null":
+				s.Default = nil
+			case "true", "false":
+				b := v[0] == 't'
+				s.Default = &b
+			default:
+				return nil, false
+			}
+		case "enum", "oneOf", "enumNames", "items":
+			return nil, false
+		default:
+			if foldKey(it.Key, booleanSchemaFields) != "" {
+				return nil, false
+			}
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	if it.Err != nil || types != 1 {
+		return nil, false
+	}
+	return s, true
 }
 
 // fastDecodeStrings decodes an array of strings; it declines nulls inside,

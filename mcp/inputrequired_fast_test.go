@@ -305,3 +305,78 @@ func BenchmarkEncodeInputRequired(b *testing.B) {
 		}
 	})
 }
+
+// elicitParamsTaken are elicitation/create params (as a 2025-11-25 server
+// sends them over its back-channel) that DecodeElicitRequestParams decodes
+// in one pass; elicitParamsDeclined go through encoding/json.
+var elicitParamsTaken = []string{
+	`{"message":"Which region?","requestedSchema":{"type":"object","properties":{"region":{"type":"string","description":"where"}},"required":["region"]}}`,
+	`{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean","title":"OK?","description":"d","default":true},"no":{"type":"boolean","default":false},"bare":{"type":"boolean","default":null}}}}`,
+	`{"mode":null,"message":"m","requestedSchema":{"properties":{"n":{"type":"number"},"b":{"type":"boolean","extra":[1]}}}}`,
+}
+
+var elicitParamsDeclined = []string{
+	`{"mode":"url","message":"m","url":"https://example.com","elicitationId":"e"}`,
+	`{"message":"m","_meta":{"k":1},"requestedSchema":{"properties":{}}}`,
+	`{"mode":"carrier-pigeon","message":"m"}`,
+	`[]`,
+}
+
+// booleanFieldsDeclined are boolean fields the one-pass decoder leaves to
+// the generic one (the form holding them is still decoded in one pass).
+var booleanFieldsDeclined = []string{
+	`{"type":"boolean","default":"yes"}`,
+	`{"type":"boolean","Default":true}`,
+	`{"type":"boolean","type":"boolean"}`,
+	`{"type":"boolean","enum":[true]}`,
+	`{"type":"boolean","default":1}`,
+	`{"title":"no type"}`,
+	`{"type":"string"}`,
+}
+
+func TestDecodeElicitRequestParamsFast(t *testing.T) {
+	for _, s := range elicitParamsTaken {
+		if _, ok := fastDecodeElicitForm([]byte(s), newArena([]byte(s))); !ok {
+			t.Errorf("%s: declined, want decoded in one pass", s)
+		}
+		checkElicitParams(t, s)
+	}
+	for _, s := range elicitParamsDeclined {
+		if s[0] == '{' {
+			if p, ok := fastDecodeElicitForm([]byte(s), newArena([]byte(s))); ok {
+				t.Errorf("%s: decoded in one pass as %#v, want declined", s, p)
+			}
+		}
+		checkElicitParams(t, s)
+	}
+	for _, f := range booleanFieldsDeclined {
+		if b, ok := fastDecodeBooleanSchema([]byte(f), nil); ok {
+			t.Errorf("%s: decoded in one pass as %#v, want declined", f, b)
+		}
+		checkElicitParams(t, `{"message":"m","requestedSchema":{"properties":{"f":`+f+`}}}`)
+	}
+}
+
+// checkElicitParams checks that DecodeElicitRequestParams and the generic
+// decoder agree on s: the same value, or both an error.
+func checkElicitParams(t *testing.T, s string) {
+	t.Helper()
+	got, gotErr := DecodeElicitRequestParams([]byte(s))
+	want, wantErr := decodeElicitRequestParamsGeneric([]byte(s))
+	if (gotErr != nil) != (wantErr != nil) {
+		t.Fatalf("%s: error %v, generic %v", s, gotErr, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s:\nfast    %#v\ngeneric %#v", s, got, want)
+	}
+}
+
+func FuzzElicitRequestParamsDecode(f *testing.F) {
+	for _, s := range append(append([]string{}, elicitParamsTaken...), elicitParamsDeclined...) {
+		f.Add(s)
+	}
+	for _, s := range booleanFieldsDeclined {
+		f.Add(`{"message":"m","requestedSchema":{"properties":{"f":` + s + `}}}`)
+	}
+	f.Fuzz(checkElicitParams)
+}

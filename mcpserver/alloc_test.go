@@ -3,6 +3,8 @@ package mcpserver_test
 import (
 	"context"
 	"testing"
+
+	"github.com/parley-mcp/parley/mcp"
 )
 
 // Allocation budgets of the high-level server, per whole round trip
@@ -17,6 +19,10 @@ const (
 	// provisionerAllocBudget: the Provisioner flow, two rounds with one
 	// elicitation and a sealed requestState.
 	provisionerAllocBudget = 115
+	// legacyProvisionerAllocBudget: the same flow on a 2025-11-25 session,
+	// the question asked over the back-channel (144 before the client
+	// decoded elicitation/create params in one pass).
+	legacyProvisionerAllocBudget = 116
 )
 
 func TestTypedCallAllocBudget(t *testing.T) {
@@ -29,6 +35,19 @@ func TestTypedCallAllocBudget(t *testing.T) {
 	t.Logf("%.1f allocations per typed tools/call round trip (budget %d)", allocs, typedCallAllocBudget)
 	if allocs > typedCallAllocBudget {
 		t.Errorf("a typed tools/call round trip allocates %.1f times, over the budget of %d", allocs, typedCallAllocBudget)
+	}
+}
+
+func TestLegacyProvisionerAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race; make test checks the budget in a separate run without it")
+	}
+	sess := benchSessionAt(t, mcp.Version20251125)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(200, func() { callProvision(t, ctx, sess) })
+	t.Logf("%.1f allocations per Provisioner flow over the back-channel (budget %d)", allocs, legacyProvisionerAllocBudget)
+	if allocs > legacyProvisionerAllocBudget {
+		t.Errorf("the Provisioner flow over the back-channel allocates %.1f times, over the budget of %d", allocs, legacyProvisionerAllocBudget)
 	}
 }
 
