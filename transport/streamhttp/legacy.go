@@ -259,7 +259,7 @@ func (q *sessionRequest) stream() (*eventStream, error) {
 		q.conn.release()
 	} else {
 		q.conn.startSSE()
-		err := q.conn.write(appendPriming(nil, st.eventID(0), q.retry))
+		err := q.conn.writeEvent(appendPriming(nil, st.eventID(0), q.retry), false)
 		st.attachLocked(q.conn)
 		if err != nil {
 			st.detachLocked(q.conn)

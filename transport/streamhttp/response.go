@@ -201,7 +201,10 @@ func (p *responder) finish(res any, err error) {
 		return // the client is gone: there is no one to answer
 	}
 	if p.streaming {
-		p.writeLocked(appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg))
+		// Unflushed: net/http flushes the last event with the end of the
+		// chunked body when the handler returns, in one write.
+		_ = p.rc.SetWriteDeadline(writeDeadline(p.writeTime))
+		_, _ = p.w.Write(appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg))
 		return
 	}
 	// A large result to a client that does not read must not block for

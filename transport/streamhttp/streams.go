@@ -55,7 +55,15 @@ func (c *httpConn) startSSE() {
 }
 
 // write writes b and flushes it, within WriteTimeout.
-func (c *httpConn) write(b []byte) error {
+func (c *httpConn) write(b []byte) error { return c.writeEvent(b, true) }
+
+// writeEvent writes b, within WriteTimeout, flushing it when flush is set.
+// An event written unflushed goes with the next flushed one, or with the
+// end of the response when the connection is released: the priming event
+// (an event always follows it at once) and the final one (net/http flushes
+// it together with the end of the chunked body). Each flush is a write
+// system call, the larger part of what an event costs.
+func (c *httpConn) writeEvent(b []byte, flush bool) error {
 	if c.failed {
 		return errConnFailed
 	}
@@ -66,6 +74,9 @@ func (c *httpConn) write(b []byte) error {
 	if _, err := c.w.Write(b); err != nil {
 		c.failed = true
 		return err
+	}
+	if !flush {
+		return nil
 	}
 	if err := c.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		c.failed = true
@@ -154,7 +165,7 @@ func (st *eventStream) emitLocked(msg []byte, final bool) error {
 	if c == nil {
 		return nil
 	}
-	if err := c.write(ev); err != nil || final {
+	if err := c.writeEvent(ev, !final); err != nil || final {
 		st.detachLocked(c)
 	}
 	return nil
