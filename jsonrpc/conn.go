@@ -96,10 +96,12 @@ type Conn struct {
 	// handlers counts the goroutines that serve a request or wait, idle,
 	// to read (see lead); the one reading is not among them.
 	handlers sync.WaitGroup
-	// follow hands the reading to an idle goroutine waiting for it; idle
-	// counts them.
+	// An idle goroutine waits on follow, to be handed the reading, and on
+	// jobs, to be handed a request to serve; idle counts them.
 	follow  chan struct{}
+	jobs    chan job
 	idle    atomic.Int32
+	serving atomic.Int32  // requests being served
 	done    chan struct{} // closed when the reading and handlers are done
 	closing sync.Once
 }
@@ -117,6 +119,7 @@ func NewConn(t transport.Conn, opts *ConnOptions) *Conn {
 		inflight: make(map[ID]context.CancelFunc),
 		done:     make(chan struct{}),
 		follow:   make(chan struct{}),
+		jobs:     make(chan job),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -405,16 +408,20 @@ func marshalParams(params any) (raw json.RawMessage, trusted bool, err error) {
 }
 
 // lead is the connection's reading: one goroutine at a time reads (the
-// leader), handling responses and notifications itself, in order. When it
-// reads a request, it hands the reading to another goroutine (an idle one
-// waiting in idle, else a new one) and serves the request itself.
+// leader), handling responses and notifications itself, in order. A
+// request that arrives while no other is being served, the leader serves
+// itself, after handing the reading to another goroutine (an idle one, else
+// a new one); a request that arrives while others are being served goes to
+// an idle or new goroutine, and the leader reads on (see startRequest).
 //
-// Serving on the goroutine that read the request, rather than handing the
-// request to a worker, takes one goroutine handoff off every request's
-// path; handing on the reading first keeps notifications, cancellations and
-// responses to the handler's own calls flowing while it runs. With two or
-// more processors a handoff wakes a parked thread, which costs more than
-// the handler of a small request (BENCHMARKS.md, issue 24).
+// Serving on the goroutine that read the request takes one goroutine
+// handoff off the request's path (a third of an in-memory typed tools/call
+// at 2 processors, BENCHMARKS.md, issue 24); handing on the reading first
+// keeps notifications, cancellations and responses to the handler's own
+// calls flowing while it runs. Under concurrency the goroutine handed the
+// reading waits to be scheduled behind the request its leader serves, and
+// the next request waits with it: there the reader hands requests out
+// instead, as it always did before.
 //
 // The goroutines are kept for their stacks: a new goroutine starts with a
 // small stack, and decoding a request's params and arguments grows it, by
@@ -434,11 +441,25 @@ func (c *Conn) lead() {
 		default:
 			go c.lead()
 		}
-		c.serve(j.ctx, j.cancel, j.req)
+		c.serveJob(j)
 		if !c.idleUntilLead() {
 			return
 		}
 	}
+}
+
+// worker serves j, handed to it by the reader, then waits, idle.
+func (c *Conn) worker(j job) {
+	c.serveJob(j)
+	if c.idleUntilLead() {
+		c.lead()
+	}
+}
+
+// serveJob serves j and counts it done.
+func (c *Conn) serveJob(j job) {
+	c.serve(j.ctx, j.cancel, j.req)
+	c.serving.Add(-1)
 }
 
 // readRequest reads and handles messages until one is a request to serve,
@@ -474,24 +495,29 @@ func (c *Conn) readRequest() (job, bool) {
 	return job{}, false
 }
 
-// idleUntilLead waits, as a handler, until this goroutine is handed the
-// reading (true) or is not needed any more (false): the read side has
-// ended, or enough goroutines wait already. Either way it is no longer a
-// handler when it returns.
+// idleUntilLead waits, as a handler, serving the requests it is handed,
+// until this goroutine is handed the reading (true) or is not needed any
+// more (false): the read side has ended, or enough goroutines wait
+// already. Either way it is no longer a handler when it returns.
 func (c *Conn) idleUntilLead() bool {
 	defer c.handlers.Done()
-	if c.idle.Add(1) > maxIdleFollowers {
-		c.idle.Add(-1)
-		return false
-	}
-	select {
-	case <-c.follow:
-		c.idle.Add(-1)
-		return true
-	case <-c.work.Done():
-		// The read side has ended: no request can come any more.
-		c.idle.Add(-1)
-		return false
+	for {
+		if c.idle.Add(1) > maxIdleFollowers {
+			c.idle.Add(-1)
+			return false
+		}
+		select {
+		case <-c.follow:
+			c.idle.Add(-1)
+			return true
+		case j := <-c.jobs:
+			c.idle.Add(-1)
+			c.serveJob(j)
+		case <-c.work.Done():
+			// The read side has ended: no request can come any more.
+			c.idle.Add(-1)
+			return false
+		}
 	}
 }
 
@@ -703,7 +729,19 @@ func (c *Conn) startRequest(req *Request) (job, bool) {
 	ctx, cancel := context.WithCancel(c.work)
 	c.inflight[req.ID] = cancel
 	c.mu.Unlock()
-	return job{ctx, cancel, req}, true
+	j := job{ctx, cancel, req}
+	if c.serving.Add(1) == 1 {
+		return j, true // the only one: the reader serves it (see lead)
+	}
+	// Others are being served: the reader stays the reader, and the
+	// request goes to an idle goroutine or a new one.
+	select {
+	case c.jobs <- j:
+	default:
+		c.handlers.Add(1)
+		go c.worker(j)
+	}
+	return job{}, false
 }
 
 // job is a request to serve, with its context.
