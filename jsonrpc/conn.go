@@ -415,8 +415,8 @@ func marshalParams(params any) (raw json.RawMessage, trusted bool, err error) {
 // an idle or new goroutine, and the leader reads on (see startRequest).
 //
 // Serving on the goroutine that read the request takes one goroutine
-// handoff off the request's path (about a quarter of an in-memory typed tools/call
-// at 2 processors, BENCHMARKS.md, issue 24); handing on the reading first
+// handoff off the request's path (about a quarter of an in-memory typed
+// tools/call, BENCHMARKS.md, issue 24); handing on the reading first
 // keeps notifications, cancellations and responses to the handler's own
 // calls flowing while it runs. Under concurrency the goroutine handed the
 // reading waits to be scheduled behind the request its leader serves, and
