@@ -751,7 +751,8 @@ type job struct {
 	req    *Request
 }
 
-// maxIdleFollowers bounds the goroutines a Conn keeps waiting to read.
+// maxIdleFollowers bounds the goroutines a Conn keeps idle, waiting to read
+// or to serve.
 const maxIdleFollowers = 8
 
 func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, req *Request) {
