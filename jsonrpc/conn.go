@@ -29,15 +29,16 @@ type Handler interface {
 	// For a request, the returned value is the result: it is sent as JSON
 	// (a json.RawMessage is sent as it is, after checking that it is valid
 	// JSON; a RawValid is sent without that check; a nil result is sent as
-	// {}). A returned error is sent as an
-	// error response: an *Error (found with errors.As) as it is, anything
-	// else as an internal error carrying err.Error() as its message. A
-	// panic is recovered and answered with an internal error. If the
-	// result cannot be encoded, the peer gets an internal error. Requests are served concurrently, each on
-	// its own goroutine, with a context that ends when the peer cancels the
-	// request, when the peer leaves (the transport's read side ends) or
-	// when the connection closes; once the peer has cancelled, no response
-	// is sent.
+	// {}). A returned *Error (found with errors.As) is sent as the error
+	// response; any other error goes to the Logger and the peer gets a bare
+	// internal error, since a Go error's text is not the peer's business. A
+	// panic is recovered and answered with an internal error, and so is a
+	// result that cannot be encoded. Requests are served concurrently, each
+	// on its own goroutine (a lone request on the goroutine that read it,
+	// which hands the reading on first), with a context that ends when the
+	// peer cancels the request, when the peer leaves (the transport's read
+	// side ends) or when the connection closes; once the peer has
+	// cancelled, no response is sent.
 	//
 	// Notifications are served one at a time, in the order they arrived, on
 	// the connection's read goroutine: handle them quickly and do not block.
