@@ -232,57 +232,6 @@ func fastDecodeFieldSchema(raw []byte, a *strArena) (PrimitiveSchemaDefinition, 
 	return nil, false
 }
 
-var booleanSchemaFields = []string{"title", "description", "default"}
-
-// fastDecodeBooleanSchema decodes a yes/no field; it declines every other
-// kind of field.
-func fastDecodeBooleanSchema(raw []byte, a *strArena) (*BooleanSchema, bool) {
-	if raw[0] != '{' {
-		return nil, false
-	}
-	s := new(BooleanSchema)
-	types := 0
-	it := newObjectIter(raw)
-	for it.Next() {
-		v := it.Val
-		var err error
-		switch string(it.Key) {
-		case "type":
-			types++
-			if types > 1 || string(v) != `"boolean"` {
-				return nil, false
-			}
-		case "title":
-			err = decodeStringMember(v, a, &s.Title, "title")
-		case "description":
-			err = decodeStringMember(v, a, &s.Description, "description")
-		case "default":
-			switch string(v) {
-			case "null":
-				s.Default = nil
-			case "true", "false":
-				b := v[0] == 't'
-				s.Default = &b
-			default:
-				return nil, false
-			}
-		case "enum", "oneOf", "enumNames", "items":
-			return nil, false
-		default:
-			if foldKey(it.Key, booleanSchemaFields) != "" {
-				return nil, false
-			}
-		}
-		if err != nil {
-			return nil, false
-		}
-	}
-	if it.Err != nil || types != 1 {
-		return nil, false
-	}
-	return s, true
-}
-
 // fastDecodeStrings decodes an array of strings; it declines nulls inside,
 // which encoding/json decodes as "".
 func fastDecodeStrings(raw []byte, a *strArena) ([]string, bool) {
@@ -301,28 +250,50 @@ func fastDecodeStrings(raw []byte, a *strArena) ([]string, bool) {
 	return out, it.Err == nil
 }
 
+// fastDecodeSchemaMembers walks the members of a field schema whose
+// "type" must be quoted (say `"string"`), handing each member named
+// exactly as one of fields to member. It declines (false) a "type" that is
+// missing, repeated or another, the members that make a field one of the
+// enum kinds, a member that names one of fields only under case folding
+// (encoding/json would take it), malformed JSON, and any member that
+// member declines.
+func fastDecodeSchemaMembers(raw []byte, quoted string, fields []string, member func(key string, v []byte) bool) bool {
+	if raw[0] != '{' {
+		return false
+	}
+	types := 0
+	it := newObjectIter(raw)
+	for it.Next() {
+		switch string(it.Key) {
+		case "type":
+			types++
+			if types > 1 || string(it.Val) != quoted {
+				return false
+			}
+			continue
+		case "enum", "oneOf", "enumNames", "items":
+			return false
+		}
+		if key := exactKey(it.Key, fields); key != "" {
+			if !member(key, it.Val) {
+				return false
+			}
+		} else if foldKey(it.Key, fields) != "" {
+			return false
+		}
+	}
+	return it.Err == nil && types == 1
+}
+
 var stringSchemaFields = []string{"title", "description", "minLength", "maxLength", "format", "default"}
 
 // fastDecodeStringSchema decodes a free-text field; it declines every other
 // kind of field, including the string enums.
 func fastDecodeStringSchema(raw []byte, a *strArena) (*StringSchema, bool) {
-	if raw[0] != '{' {
-		return nil, false
-	}
 	s := new(StringSchema)
-	types := 0
-	it := newObjectIter(raw)
-	for it.Next() {
-		v := it.Val
+	ok := fastDecodeSchemaMembers(raw, `"string"`, stringSchemaFields, func(key string, v []byte) bool {
 		var err error
-		switch string(it.Key) {
-		case "type":
-			types++
-			if types > 1 || string(v) != `"string"` {
-				return nil, false
-			}
-		case "enum", "oneOf", "enumNames", "items":
-			return nil, false
+		switch key {
 		case "title":
 			err = decodeStringMember(v, a, &s.Title, "title")
 		case "description":
@@ -335,16 +306,40 @@ func fastDecodeStringSchema(raw []byte, a *strArena) (*StringSchema, bool) {
 			s.MinLength, err = fastDecodeIntPtr(v, s.MinLength)
 		case "maxLength":
 			s.MaxLength, err = fastDecodeIntPtr(v, s.MaxLength)
-		default:
-			if foldKey(it.Key, stringSchemaFields) != "" {
-				return nil, false
-			}
 		}
-		if err != nil {
-			return nil, false
-		}
+		return err == nil
+	})
+	if !ok {
+		return nil, false
 	}
-	if it.Err != nil || types != 1 {
+	return s, true
+}
+
+var booleanSchemaFields = []string{"title", "description", "default"}
+
+// fastDecodeBooleanSchema decodes a yes/no field; it declines every other
+// kind of field, and a default that is not a JSON boolean or null.
+func fastDecodeBooleanSchema(raw []byte, a *strArena) (*BooleanSchema, bool) {
+	s := new(BooleanSchema)
+	ok := fastDecodeSchemaMembers(raw, `"boolean"`, booleanSchemaFields, func(key string, v []byte) bool {
+		switch key {
+		case "title":
+			return decodeStringMember(v, a, &s.Title, "title") == nil
+		case "description":
+			return decodeStringMember(v, a, &s.Description, "description") == nil
+		}
+		switch string(v) { // "default"
+		case "null":
+			s.Default = nil
+		case "true", "false":
+			b := v[0] == 't'
+			s.Default = &b
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok {
 		return nil, false
 	}
 	return s, true
