@@ -231,16 +231,16 @@ func TestTargets(t *testing.T) {
 	}
 	for _, tg := range ts {
 		for k, met := range want {
-			if strings.Contains(tg.goal, k) && (tg.met != met || tg.missing) {
-				t.Errorf("%s: met %v (missing %v), want %v; measured %s", tg.goal, tg.met, tg.missing, met, tg.measured)
+			if strings.Contains(tg.Goal, k) && (tg.Met != met || tg.Missing) {
+				t.Errorf("%s: met %v (missing %v), want %v; measured %s", tg.Goal, tg.Met, tg.Missing, met, tg.Measured)
 			}
 		}
 	}
 	// Stacks count: 8 KiB of heap and 9 of stacks is over 16.
 	res.idle[sdkParley] = idle{sessions: 10, heapPer: 8 * 1024, stackPer: 9 * 1024}
 	for _, tg := range res.targets() {
-		if strings.Contains(tg.goal, "idle") && tg.met {
-			t.Errorf("%s: met with 17 KiB held", tg.goal)
+		if strings.Contains(tg.Goal, "idle") && tg.Met {
+			t.Errorf("%s: met with 17 KiB held", tg.Goal)
 		}
 	}
 	// The same run with Parley's figures raised meets every target.

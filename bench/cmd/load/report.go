@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parley-mcp/parley/bench/internal/targets"
 )
 
 // cell is one server at one concurrency in one mode, measured.
@@ -166,15 +168,9 @@ func (r *results) writeTables(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// target is one goal of the issue, read from the run.
-type target struct {
-	goal, measured string
-	met, missing   bool
-}
-
 // targets reads the issue's goals for Parley from the run, for each mode.
-func (r *results) targets() []target {
-	var ts []target
+func (r *results) targets() []targets.Target {
+	var ts []targets.Target
 	modes, conns := r.modesAndConns()
 	for _, mode := range modes {
 		label := "2026-07-28 stateless"
@@ -206,11 +202,11 @@ func (r *results) targets() []target {
 			ahead = append(ahead, fmt.Sprintf("%d: %s", n, strings.Join(by, ", ")))
 		}
 		add := func(goal string, parts []string, met bool) {
-			t := target{goal: label + ": " + goal, measured: strings.Join(parts, "; "), met: met}
+			t := targets.Target{Goal: label + ": " + goal, Measured: strings.Join(parts, "; "), Met: met}
 			if missing || len(parts) == 0 {
-				t.missing = true
+				t.Missing = true
 				if len(parts) == 0 {
-					t.measured = "not measured"
+					t.Measured = "not measured"
 				}
 			}
 			ts = append(ts, t)
@@ -221,31 +217,16 @@ func (r *results) targets() []target {
 	}
 	const mem = "≤ 16 KiB held per idle 2025-11-25 session (Parley, heap and stacks)"
 	if id, ok := r.idle[sdkParley]; ok {
-		ts = append(ts, target{goal: mem, measured: fmt.Sprintf("%.1f KiB", id.held()/1024), met: id.held() <= 16*1024})
+		ts = append(ts, targets.Target{Goal: mem, Measured: fmt.Sprintf("%.1f KiB", id.held()/1024), Met: id.held() <= 16*1024})
 	} else if len(r.idle)+len(r.idleErr) > 0 {
-		ts = append(ts, target{goal: mem, measured: "not measured", missing: true})
+		ts = append(ts, targets.Target{Goal: mem, Measured: "not measured", Missing: true})
 	}
 	return ts
 }
 
 // writeTargets writes the targets' table and reports whether all were met.
 func (r *results) writeTargets(w io.Writer) bool {
-	all := true
-	fmt.Fprintln(w, "| target | measured (connections: figure) | |")
-	fmt.Fprintln(w, "|---|---|---|")
-	for _, t := range r.targets() {
-		verdict := "met"
-		switch {
-		case t.missing:
-			verdict = "not measured"
-			all = false
-		case !t.met:
-			verdict = "**not met**"
-			all = false
-		}
-		fmt.Fprintf(w, "| %s | %s | %s |\n", t.goal, t.measured, verdict)
-	}
-	return all
+	return targets.Write(w, "measured (connections: figure)", r.targets())
 }
 
 // pct is a ratio as a whole percentage.

@@ -33,6 +33,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parley-mcp/parley/bench/internal/targets"
 )
 
 // parallelBench is the benchmark run with -cpu 1,2.
@@ -364,25 +366,17 @@ func num(v float64) string {
 	return b.String()
 }
 
-// target is one of the comparison's goals, with what the run measured.
-type target struct {
-	goal     string
-	measured string
-	met      bool
-	missing  bool
-}
-
 // targets reads the goals of the comparison from the run.
-func (rep *report) targets() []target {
-	var ts []target
-	missing := func(goal, what string) target {
-		return target{goal: goal, measured: "not measured: no " + what + " in this run", missing: true}
+func (rep *report) targets() []targets.Target {
+	var ts []targets.Target
+	missing := func(goal, what string) targets.Target {
+		return targets.Target{Goal: goal, Measured: "not measured: no " + what + " in this run", Missing: true}
 	}
 
 	const call = "in-memory typed tools/call ≥ 20× go-sdk's rate"
 	tc, okTC := rep.findAnyCPU("BenchmarkToolCall", "parley")
 	if okTC && tc.hasGosdk {
-		ts = append(ts, target{goal: call, measured: fmt.Sprintf("%.1f×", tc.ratio()), met: tc.ratio() >= 20})
+		ts = append(ts, targets.Target{Goal: call, Measured: fmt.Sprintf("%.1f×", tc.ratio()), Met: tc.ratio() >= 20})
 	} else {
 		ts = append(ts, missing(call, "BenchmarkToolCall pair"))
 	}
@@ -391,7 +385,7 @@ func (rep *report) targets() []target {
 	jr, okJR := rep.findAnyCPU("BenchmarkJSONRPCRoundTrip", "parley")
 	if okTC && okJR {
 		x := tc.parley.ns / jr.parley.ns
-		ts = append(ts, target{goal: floor, measured: fmt.Sprintf("%.1f× (%s vs %s ns/op)", x, num(tc.parley.ns), num(jr.parley.ns)), met: x <= 2})
+		ts = append(ts, targets.Target{Goal: floor, Measured: fmt.Sprintf("%.1f× (%s vs %s ns/op)", x, num(tc.parley.ns), num(jr.parley.ns)), Met: x <= 2})
 	} else {
 		ts = append(ts, missing(floor, "BenchmarkToolCall/parley or BenchmarkJSONRPCRoundTrip/parley"))
 	}
@@ -400,12 +394,12 @@ func (rep *report) targets() []target {
 	const sealedAllocs = "two-round sealed ≤ 150 allocs/op"
 	tr, okTR := rep.findAnyCPU("BenchmarkTwoRounds", "parley-sealed")
 	if okTR && tr.hasGosdk {
-		ts = append(ts, target{goal: sealed, measured: fmt.Sprintf("%.1f×", tr.ratio()), met: tr.ratio() >= 10})
+		ts = append(ts, targets.Target{Goal: sealed, Measured: fmt.Sprintf("%.1f×", tr.ratio()), Met: tr.ratio() >= 10})
 	} else {
 		ts = append(ts, missing(sealed, "BenchmarkTwoRounds parley-sealed/gosdk pair"))
 	}
 	if okTR {
-		ts = append(ts, target{goal: sealedAllocs, measured: num(tr.parley.allocs) + " allocs/op", met: tr.parley.allocs <= 150})
+		ts = append(ts, targets.Target{Goal: sealedAllocs, Measured: num(tr.parley.allocs) + " allocs/op", Met: tr.parley.allocs <= 150})
 	} else {
 		ts = append(ts, missing(sealedAllocs, "BenchmarkTwoRounds/parley-sealed"))
 	}
@@ -413,7 +407,7 @@ func (rep *report) targets() []target {
 	const httpGoal = "stateless HTTP tools/call ≥ 8× go-sdk"
 	h, okH := rep.findAnyCPU("BenchmarkToolCallHTTP", "parley")
 	if okH && h.hasGosdk {
-		ts = append(ts, target{goal: httpGoal, measured: fmt.Sprintf("%.1f×", h.ratio()), met: h.ratio() >= 8})
+		ts = append(ts, targets.Target{Goal: httpGoal, Measured: fmt.Sprintf("%.1f×", h.ratio()), Met: h.ratio() >= 8})
 	} else {
 		ts = append(ts, missing(httpGoal, "BenchmarkToolCallHTTP pair"))
 	}
@@ -427,7 +421,7 @@ func (rep *report) targets() []target {
 		if p1.hasGosdk && p2.hasGosdk {
 			m += fmt.Sprintf("; go-sdk %.2f×", p1.gosdk.ns/p2.gosdk.ns)
 		}
-		ts = append(ts, target{goal: par, measured: m, met: x >= 1.6})
+		ts = append(ts, targets.Target{Goal: par, Measured: m, Met: x >= 1.6})
 	} else {
 		ts = append(ts, missing(par, parallelBench+"/parley at both -cpu 1 and -cpu 2"))
 	}
@@ -436,20 +430,5 @@ func (rep *report) targets() []target {
 
 // writeTargets writes the targets' table and reports whether all were met.
 func (rep *report) writeTargets(w io.Writer) bool {
-	all := true
-	fmt.Fprintln(w, "| target | measured | |")
-	fmt.Fprintln(w, "|---|---|---|")
-	for _, t := range rep.targets() {
-		verdict := "met"
-		switch {
-		case t.missing:
-			verdict = "not measured"
-			all = false
-		case !t.met:
-			verdict = "**not met**"
-			all = false
-		}
-		fmt.Fprintf(w, "| %s | %s | %s |\n", t.goal, t.measured, verdict)
-	}
-	return all
+	return targets.Write(w, "measured", rep.targets())
 }

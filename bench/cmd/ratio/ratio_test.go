@@ -72,10 +72,10 @@ func TestTargets(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, tg := range newReport(res).targets() {
-		if tg.missing {
-			t.Errorf("%s: %s", tg.goal, tg.measured)
+		if tg.Missing {
+			t.Errorf("%s: %s", tg.Goal, tg.Measured)
 		}
-		got[tg.goal] = tg.met
+		got[tg.Goal] = tg.Met
 	}
 	want := map[string]bool{
 		"in-memory typed tools/call ≥ 20× go-sdk's rate":                                    false, // 10.4×
