@@ -45,8 +45,11 @@ func BenchmarkHTTPFloor(b *testing.B) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
 			if r.URL.Path == "/answer" {
-				answered <- struct{}{}
-				w.WriteHeader(http.StatusAccepted)
+				select {
+				case answered <- struct{}{}:
+					w.WriteHeader(http.StatusAccepted)
+				case <-r.Context().Done():
+				}
 				return
 			}
 			w.Header().Set("Content-Type", "text/event-stream")

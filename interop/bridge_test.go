@@ -2,7 +2,6 @@ package interop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -53,24 +52,7 @@ func TestTypeScriptClientThroughBridge(t *testing.T) {
 			if err != nil {
 				t.Fatalf("client.mjs %s stdio (the bridge): %v", tc.mode, err)
 			}
-			var got struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				Text            string `json:"text"`
-				Asked           int    `json:"asked"`
-				IsError         bool   `json:"isError"`
-			}
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatalf("client.mjs printed %q: %v", out, err)
-			}
-			if got.Text != "accept:Ada" || got.IsError {
-				t.Errorf("the tool answered %q (isError %v) through the bridge, want %q", got.Text, got.IsError, "accept:Ada")
-			}
-			if got.Asked != 1 {
-				t.Errorf("the client was asked %d times, want 1", got.Asked)
-			}
-			if got.ProtocolVersion != string(tc.version) {
-				t.Errorf("the client speaks %q to the bridge, want %q", got.ProtocolVersion, tc.version)
-			}
+			checkClientReport(t, out, string(tc.version), " through the bridge")
 		})
 	}
 }

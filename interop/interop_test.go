@@ -127,26 +127,35 @@ func TestTypeScriptClientAgainstParley(t *testing.T) {
 					}
 					t.Fatal(err)
 				}
-				var got struct {
-					ProtocolVersion string `json:"protocolVersion"`
-					Text            string `json:"text"`
-					Asked           int    `json:"asked"`
-					IsError         bool   `json:"isError"`
-				}
-				if err := json.Unmarshal(out, &got); err != nil {
-					t.Fatalf("client.mjs printed %q: %v", out, err)
-				}
-				if got.Text != "accept:Ada" || got.IsError {
-					t.Errorf("the tool answered %q (isError %v), want %q", got.Text, got.IsError, "accept:Ada")
-				}
-				if got.Asked != 1 {
-					t.Errorf("the client was asked %d times, want 1", got.Asked)
-				}
-				if got.ProtocolVersion != want {
-					t.Errorf("the client speaks %q, want %q", got.ProtocolVersion, want)
-				}
+				checkClientReport(t, out, want, "")
 			})
 		}
+	}
+}
+
+// checkClientReport checks what client.mjs printed after calling Parley's
+// "ask" tool once (via says how it reached Parley, for the messages): the
+// tool's answer to the accepted form, one question asked, and the
+// protocol version the client spoke.
+func checkClientReport(t *testing.T, out []byte, version, via string) {
+	t.Helper()
+	var got struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Text            string `json:"text"`
+		Asked           int    `json:"asked"`
+		IsError         bool   `json:"isError"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client.mjs printed %q: %v", out, err)
+	}
+	if got.Text != "accept:Ada" || got.IsError {
+		t.Errorf("the tool answered %q (isError %v)%s, want %q", got.Text, got.IsError, via, "accept:Ada")
+	}
+	if got.Asked != 1 {
+		t.Errorf("the client was asked %d times, want 1", got.Asked)
+	}
+	if got.ProtocolVersion != version {
+		t.Errorf("the client speaks %q%s, want %q", got.ProtocolVersion, via, version)
 	}
 }
 

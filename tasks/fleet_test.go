@@ -159,49 +159,12 @@ func TestLeaseLapsesOnUpdate(t *testing.T) {
 	})
 }
 
-// TestAnsweredElsewhere: an answer given at another instance reaches the
-// body: at once when the store carries word between instances, and by
-// the next renewal (lease/3) when it does not.
-func TestAnsweredElsewhere(t *testing.T) {
-	for _, word := range []bool{true, false} {
-		name := map[bool]string{true: "word", false: "renewal"}[word]
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				shared := tasks.NewMemoryStore(nil)
-				var sa tasks.Store = shared
-				if !word {
-					sa = &partition{Store: shared}
-				}
-				a, b := pair(t, shared, sa)
-				started := make(chan context.Context, 1)
-				a.bodies["ask"] = asker(started)
-				id := a.start("alice", "ask")
-				<-started
-				synctest.Wait()
-				if g := b.mustGet("alice", id); g.Status != mcp.TaskInputRequired {
-					t.Fatalf("at b: %+v", g)
-				}
-				if _, err := b.call("alice", mcp.MethodUpdateTask, `"taskId":"`+id+`","inputResponses":{"go":{"action":"decline"}}`); err != nil {
-					t.Fatal(err)
-				}
-				synctest.Wait()
-				g := b.mustGet("alice", id)
-				if word != (g.Status == mcp.TaskCompleted) {
-					t.Fatalf("with word %v, at once: %+v", word, g)
-				}
-				time.Sleep(lease / 3)
-				synctest.Wait()
-				if g := b.mustGet("alice", id); g.Status != mcp.TaskCompleted || string(g.ToolResult) == "" {
-					t.Fatalf("after a renewal: %+v", g)
-				}
-			})
-		})
-	}
-}
-
-// TestCancelledElsewhere: tasks/cancel at another instance ends the body's
-// context: at once with word, by the next renewal without.
-func TestCancelledElsewhere(t *testing.T) {
+// asking runs f, in a bubble, twice: with the instances a and b sharing a
+// store that carries word between them, and with a's word cut (a
+// partition), so that only its lease renewals see what b did. Before f,
+// a has started a task whose body asks a question; started is the body's
+// context, and a listens for word.
+func asking(t *testing.T, f func(t *testing.T, word bool, a, b *fixture, id string, started context.Context)) {
 	for _, word := range []bool{true, false} {
 		name := map[bool]string{true: "word", false: "renewal"}[word]
 		t.Run(name, func(t *testing.T) {
@@ -216,25 +179,57 @@ func TestCancelledElsewhere(t *testing.T) {
 				a.bodies["ask"] = asker(started)
 				id := a.start("alice", "ask")
 				ctx := <-started
-				synctest.Wait() // a listens for word before b cancels
-				if _, err := b.call("alice", mcp.MethodCancelTask, `"taskId":"`+id+`"`); err != nil {
-					t.Fatal(err)
-				}
-				synctest.Wait()
-				if word != (ctx.Err() != nil) {
-					t.Fatalf("with word %v, the body's context at once: %v", word, ctx.Err())
-				}
-				time.Sleep(lease / 3)
-				synctest.Wait()
-				if ctx.Err() == nil {
-					t.Fatal("the body still runs after a renewal")
-				}
-				if g := a.mustGet("alice", id); g.Status != mcp.TaskCancelled {
-					t.Errorf("at a: %+v", g)
-				}
+				synctest.Wait() // the body waits for its answer; a listens for word
+				f(t, word, a, b, id, ctx)
 			})
 		})
 	}
+}
+
+// TestAnsweredElsewhere: an answer given at another instance reaches the
+// body: at once when the store carries word between instances, and by
+// the next renewal (lease/3) when it does not.
+func TestAnsweredElsewhere(t *testing.T) {
+	asking(t, func(t *testing.T, word bool, a, b *fixture, id string, _ context.Context) {
+		if g := b.mustGet("alice", id); g.Status != mcp.TaskInputRequired {
+			t.Fatalf("at b: %+v", g)
+		}
+		if _, err := b.call("alice", mcp.MethodUpdateTask, `"taskId":"`+id+`","inputResponses":{"go":{"action":"decline"}}`); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		g := b.mustGet("alice", id)
+		if word != (g.Status == mcp.TaskCompleted) {
+			t.Fatalf("with word %v, at once: %+v", word, g)
+		}
+		time.Sleep(lease / 3)
+		synctest.Wait()
+		if g := b.mustGet("alice", id); g.Status != mcp.TaskCompleted || string(g.ToolResult) == "" {
+			t.Fatalf("after a renewal: %+v", g)
+		}
+	})
+}
+
+// TestCancelledElsewhere: tasks/cancel at another instance ends the body's
+// context: at once with word, by the next renewal without.
+func TestCancelledElsewhere(t *testing.T) {
+	asking(t, func(t *testing.T, word bool, a, b *fixture, id string, ctx context.Context) {
+		if _, err := b.call("alice", mcp.MethodCancelTask, `"taskId":"`+id+`"`); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if word != (ctx.Err() != nil) {
+			t.Fatalf("with word %v, the body's context at once: %v", word, ctx.Err())
+		}
+		time.Sleep(lease / 3)
+		synctest.Wait()
+		if ctx.Err() == nil {
+			t.Fatal("the body still runs after a renewal")
+		}
+		if g := a.mustGet("alice", id); g.Status != mcp.TaskCancelled {
+			t.Errorf("at a: %+v", g)
+		}
+	})
 }
 
 // gated is a shared store whose watch starts only when the test opens
