@@ -195,10 +195,13 @@ func (h *Handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls
 	ctx = context.WithValue(ctx, sessionRequestKey{}, q)
 	go func() {
 		defer ls.release()
-		defer ls.untrack(msg.ID)
 		defer stop()
 		defer cancel(nil)
 		res, err := h.handleGuarded(ctx, ls, msg, q)
+		// The id is free before the client can read the answer: a
+		// client that sends its next request the moment it has one must
+		// not find the id still in progress.
+		ls.untrack(msg.ID)
 		q.finish(res, err, h)
 	}()
 	waitConn(r.Context(), q.conn, q.clientLeft)

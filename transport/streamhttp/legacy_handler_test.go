@@ -633,3 +633,18 @@ func TestHandlerLegacySessionOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerLegacyIDFreeOnAnswer: the id of an answered request is free
+// by the time its client reads the answer, so a client that uses the id
+// again at once is served. (MCP asks clients not to reuse ids in a
+// session; clients that do exist, and a refusal here depended on which
+// goroutine ran first.)
+func TestHandlerLegacyIDFreeOnAnswer(t *testing.T) {
+	url, _, _, _ := srvServer(t, nil)
+	sid := srvInit(t, url)
+	for i := range 300 {
+		if r, body := post(t, url, srvHeaders(sid), `{"jsonrpc":"2.0","id":7,"method":"ping"}`); r.StatusCode != http.StatusOK {
+			t.Fatalf("ping %d with the same id: status %d: %s", i, r.StatusCode, body)
+		}
+	}
+}
