@@ -43,7 +43,16 @@ func TestListenTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Handle(context.Background(), listenTasks(false, "a"), nil)
+	// Refused, not served: a stream served here would last until its
+	// context ended, so the answer is awaited with a deadline.
+	refused := make(chan error, 1)
+	stray, endStray := context.WithCancel(context.Background())
+	defer endStray()
+	go func() {
+		_, err := s.Handle(stray, listenTasks(false, "a"), func(context.Context, string, any) error { return nil })
+		refused <- err
+	}()
+	err = testwait.Recv(t, refused, "the refusal of a stream without the extension")
 	var rpc *jsonrpc.Error
 	if !errors.As(err, &rpc) || int64(rpc.Code) != wire.CodeMissingRequiredClientCapability {
 		t.Errorf("without the extension: %v", err)

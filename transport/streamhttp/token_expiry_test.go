@@ -56,7 +56,11 @@ func TestLegacyGetStreamEndsAtTokenExpiry(t *testing.T) {
 			t.Fatalf("the GET stream ended at once: %d %s", rec.Code, rec.Body)
 		default:
 		}
-		<-done // every goroutine blocked: the fake clock runs on to what ends the stream
+		select { // every goroutine blocked: the fake clock runs on to what ends the stream
+		case <-done:
+		case <-time.After(2 * time.Hour): // virtual time
+			t.Fatal("the GET stream outlived its token")
+		}
 		if now := time.Now(); !now.Equal(expiry) {
 			t.Fatalf("the GET stream ended at %v, want the token's expiry %v", now, expiry)
 		}
