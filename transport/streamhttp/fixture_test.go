@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -335,22 +336,26 @@ func stdHeaders(method, name string) http.Header {
 }
 
 // post sends body to url with the headers h and returns the response and
-// its body.
+// its body, failing the test when the whole exchange takes longer than
+// testwait.FailAfter (a server that never answers is a failure with a
+// message, not go test's timeout).
 func post(t *testing.T, url string, h http.Header, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	ctx, cancel := context.WithTimeout(t.Context(), testwait.FailAfter)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header = h
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("POST %s: %v", body, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("POST %s: reading the answer: %v", body, err)
 	}
 	return resp, b
 }
