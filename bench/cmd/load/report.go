@@ -144,7 +144,7 @@ func (r *results) writeTables(w io.Writer) {
 				failed = fmt.Sprintf("**%d** (%s)", c.load.failures, oneLine(c.load.failure))
 			}
 			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %.1f MiB | %.0f | %s |\n",
-				c.conns, c.sdk, thousands(c.load.rate()), of,
+				c.conns, c.sdk, targets.Thousands(c.load.rate()), of,
 				ms(c.load.quantile(0.50)), ms(c.load.quantile(0.99)), p99of,
 				float64(c.peakRSS)/(1<<20), c.cpuPer10k(), failed)
 		}
@@ -234,19 +234,6 @@ func pct(x float64) string { return fmt.Sprintf("%.0f %%", 100*x) }
 
 // ms is a latency in milliseconds, to the microsecond.
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
-
-// thousands writes v rounded, with thousands separators.
-func thousands(v float64) string {
-	s := fmt.Sprintf("%.0f", v)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
 
 // oneLine keeps a message on one table row.
 func oneLine(s string) string {

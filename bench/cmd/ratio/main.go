@@ -338,7 +338,7 @@ func (rep *report) writeTable(w io.Writer) {
 	for _, r := range rep.rows {
 		name := strings.TrimPrefix(r.top, "Benchmark") + "/" + r.parleySub
 		fmt.Fprintf(w, "| `%s` | %d | %s | %s | %s | %s | %s |\n", name, r.cpu,
-			num(r.parley.ns), num(r.parley.bytes), num(r.parley.allocs),
+			targets.Thousands(r.parley.ns), targets.Thousands(r.parley.bytes), targets.Thousands(r.parley.allocs),
 			other(r.hasGosdk, r.gosdk, r.ratio()), other(r.hasMcpgo, r.mcpgo, r.ratioMcpgo()))
 	}
 }
@@ -350,20 +350,7 @@ func other(has bool, s sample, ratio float64) string {
 	if !has {
 		return "— | — | — | —"
 	}
-	return fmt.Sprintf("%s | %s | %s | %.1f×", num(s.ns), num(s.bytes), num(s.allocs), ratio)
-}
-
-// num writes a measurement with thousands separators.
-func num(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 0, 64)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return fmt.Sprintf("%s | %s | %s | %.1f×", targets.Thousands(s.ns), targets.Thousands(s.bytes), targets.Thousands(s.allocs), ratio)
 }
 
 // targets reads the goals of the comparison from the run.
@@ -385,7 +372,7 @@ func (rep *report) targets() []targets.Target {
 	jr, okJR := rep.findAnyCPU("BenchmarkJSONRPCRoundTrip", "parley")
 	if okTC && okJR {
 		x := tc.parley.ns / jr.parley.ns
-		ts = append(ts, targets.Target{Goal: floor, Measured: fmt.Sprintf("%.1f× (%s vs %s ns/op)", x, num(tc.parley.ns), num(jr.parley.ns)), Met: x <= 2})
+		ts = append(ts, targets.Target{Goal: floor, Measured: fmt.Sprintf("%.1f× (%s vs %s ns/op)", x, targets.Thousands(tc.parley.ns), targets.Thousands(jr.parley.ns)), Met: x <= 2})
 	} else {
 		ts = append(ts, missing(floor, "BenchmarkToolCall/parley or BenchmarkJSONRPCRoundTrip/parley"))
 	}
@@ -399,7 +386,7 @@ func (rep *report) targets() []targets.Target {
 		ts = append(ts, missing(sealed, "BenchmarkTwoRounds parley-sealed/gosdk pair"))
 	}
 	if okTR {
-		ts = append(ts, targets.Target{Goal: sealedAllocs, Measured: num(tr.parley.allocs) + " allocs/op", Met: tr.parley.allocs <= 150})
+		ts = append(ts, targets.Target{Goal: sealedAllocs, Measured: targets.Thousands(tr.parley.allocs) + " allocs/op", Met: tr.parley.allocs <= 150})
 	} else {
 		ts = append(ts, missing(sealedAllocs, "BenchmarkTwoRounds/parley-sealed"))
 	}
@@ -417,7 +404,7 @@ func (rep *report) targets() []targets.Target {
 	p2, ok2 := rep.find(parallelBench, "parley", 2)
 	if ok1 && ok2 {
 		x := p1.parley.ns / p2.parley.ns
-		m := fmt.Sprintf("%.2f× (%s → %s ns/op)", x, num(p1.parley.ns), num(p2.parley.ns))
+		m := fmt.Sprintf("%.2f× (%s → %s ns/op)", x, targets.Thousands(p1.parley.ns), targets.Thousands(p2.parley.ns))
 		if p1.hasGosdk && p2.hasGosdk {
 			m += fmt.Sprintf("; go-sdk %.2f×", p1.gosdk.ns/p2.gosdk.ns)
 		}

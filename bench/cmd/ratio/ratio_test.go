@@ -112,14 +112,6 @@ func TestParseRejectsEmptyRun(t *testing.T) {
 	}
 }
 
-func TestNum(t *testing.T) {
-	for in, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567.4: "1,234,567"} {
-		if got := num(in); got != want {
-			t.Errorf("num(%v) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestMedianOfEvenCount(t *testing.T) {
 	res, err := parse(strings.NewReader("BenchmarkToolCall/parley-2 \t 1 \t 100 ns/op \t 10 B/op \t 1 allocs/op\n" +
 		"BenchmarkToolCall/parley-2 \t 1 \t 300 ns/op \t 30 B/op \t 3 allocs/op\n"))

@@ -1,11 +1,13 @@
-// Package targets writes the table of goals that the bench module's
-// reports (cmd/ratio, cmd/load) end with: each goal, what the run
-// measured, and whether it was met.
+// Package targets writes what the bench module's reports (cmd/ratio,
+// cmd/load) share: the table of goals they end with (each goal, what the
+// run measured, and whether it was met), and their figures' format.
 package targets
 
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 )
 
 // Target is one goal, read from a run.
@@ -35,4 +37,23 @@ func Write(w io.Writer, measured string, ts []Target) bool {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", t.Goal, t.Measured, verdict)
 	}
 	return all
+}
+
+// Thousands writes v rounded to a whole number, with thousands separators
+// (1,234,567), as the reports' tables show their figures.
+func Thousands(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 0, 64)
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

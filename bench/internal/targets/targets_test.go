@@ -21,3 +21,11 @@ func TestWrite(t *testing.T) {
 		t.Error("every target met, Write says not")
 	}
 }
+
+func TestThousands(t *testing.T) {
+	for in, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 1234567.4: "1,234,567", 999.5: "1,000", -123: "-123", -1234: "-1,234"} {
+		if got := Thousands(in); got != want {
+			t.Errorf("Thousands(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
