@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +17,7 @@ import (
 // stdin and stdout and relays its calls to the 2026-07-28 server at URL;
 // when the host leaves, parley exits 0. Without a URL it is a usage error.
 func TestBridgeCommand(t *testing.T) {
-	s, err := newFixture()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := s.HTTPHandler(nil)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Shutdown(t.Context())
+	url := serveFixtureHTTP(t)
 
 	hostOut, bridgeIn := io.Pipe() // host writes, parley reads its stdin
 	bridgeOut, hostIn := io.Pipe() // parley writes its stdout, host reads
@@ -35,7 +27,7 @@ func TestBridgeCommand(t *testing.T) {
 	defer cancel()
 	exited := make(chan int, 1)
 	go func() {
-		exited <- run(ctx, a, []string{"bridge", srv.URL})
+		exited <- run(ctx, a, []string{"bridge", url})
 		hostIn.Close()
 	}()
 
@@ -48,7 +40,10 @@ func TestBridgeCommand(t *testing.T) {
 		t.Errorf("the host sees server %+v, want the remote's", got)
 	}
 	res, err := sess.CallTool(ctx, "add", map[string]int{"a": 1, "b": 2})
-	if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "3" {
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("tools/call through the bridge: %+v %v", res, err)
+	}
+	if text, ok := res.Content[0].(*mcp.TextContent); !ok || text.Text != "3" {
 		t.Fatalf("tools/call through the bridge: %+v %v", res, err)
 	}
 	sess.Close()

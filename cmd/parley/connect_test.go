@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,17 +158,10 @@ func TestOAuthLogin(t *testing.T) {
 // TestHTTPServer connects to the fixture over Streamable HTTP, in either
 // generation, and answers its form there.
 func TestHTTPServer(t *testing.T) {
-	s, err := newFixture()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := s.HTTPHandler(nil)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Shutdown(t.Context())
+	url := serveFixtureHTTP(t)
 	for _, version := range []string{"", "2025-11-25"} {
 		t.Run("protocol="+version, func(t *testing.T) {
-			args := []string{"--answers", "testdata/answers.json", srv.URL, "tools", "call", "signup"}
+			args := []string{"--answers", "testdata/answers.json", url, "tools", "call", "signup"}
 			if version != "" {
 				args = append([]string{"--protocol", version}, args...)
 			}

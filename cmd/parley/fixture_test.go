@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -90,6 +91,23 @@ type askArgs struct {
 }
 
 type none struct{}
+
+// serveFixtureHTTP serves the fixture over Streamable HTTP until the test
+// ends and returns its URL.
+func serveFixtureHTTP(t *testing.T) string {
+	t.Helper()
+	s, err := newFixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.HTTPHandler(nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Shutdown(context.Background())
+		srv.Close()
+	})
+	return srv.URL
+}
 
 // newFixture is the server the tests talk to: a tool, prompt and resource
 // of each kind parley shows, and tools that ask every kind of question.
