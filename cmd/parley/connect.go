@@ -119,6 +119,9 @@ func (a *app) exitCode(ctx context.Context, err error) int {
 		errors.Is(err, client.ErrUnsupportedVersion), errors.Is(err, client.ErrInputRequired):
 		return exitProtocol
 	}
+	if card := (*cardError)(nil); errors.As(err, &card) {
+		return card.exitCode()
+	}
 	return exitConnection
 }
 

@@ -54,6 +54,7 @@ var commands = []command{
 	{"resources templates", "", "list the resource templates", runResourcesTemplates},
 	{"complete", "prompt NAME|resource TEMPLATE ARG=PARTIAL [KEY=VALUE...]", "complete an argument (later pairs are context)", runComplete},
 	{"listen", "[URI...]", "print list changes (and updates of URIs) as they arrive, until interrupted", runListen},
+	{"card", "URL", "print the server's Server Card, read before connecting (experimental)", runCard},
 	{"bridge", "URL", "serve a desktop host on stdin/stdout and relay it to the server at URL (docs/guide/bridge.md)", runBridge},
 }
 

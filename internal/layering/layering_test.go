@@ -48,9 +48,12 @@ var allowed = map[string][]string{
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
 	"auth/authtest":           {},
 	"auth/oauthclient":        {},
+	// Experimental extensions: built on the public surface like the
+	// others, named so while their proposal is.
+	"experimental/servercard": {"mcp"}, // a server's identity (server.Server satisfies its Source) and net/http
 	// The command-line client (design record 032): a user of the SDK like
 	// any other, through the client, its transports and the OAuth client.
-	"cmd/parley": {"auth/oauthclient", "bridge", "client", "jsonrpc", "mcp", "transport", "transport/stdio", "transport/streamhttp"},
+	"cmd/parley": {"auth/oauthclient", "bridge", "client", "experimental/servercard", "jsonrpc", "mcp", "transport", "transport/stdio", "transport/streamhttp"},
 }
 
 func TestImportGraph(t *testing.T) {
