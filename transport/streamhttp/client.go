@@ -38,6 +38,9 @@ type ClientOptions struct {
 	// The transport's own headers (Content-Type, Accept,
 	// MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*, and on
 	// legacy sessions Mcp-Session-Id and Last-Event-ID) win over these.
+	// They are sent to the endpoint's origin (scheme, host and port) only:
+	// a redirect to another origin is followed without them (and without
+	// a Referer), and the Logger says so at warn level.
 	Header http.Header
 	// Logger receives the transport's diagnostics, such as the tools it
 	// removed from a tools/list result. Default: slog.Default().
@@ -152,6 +155,7 @@ func NewClientTransport(url string, opts *ClientOptions) transport.Transport {
 		t.opts.MaxMessageSize = DefaultMaxMessageSize
 	}
 	t.opts.Header = t.opts.Header.Clone()
+	t.opts.HTTPClient = keepHeadersHome(t.opts.HTTPClient, t.opts.Header, t.opts.Logger)
 	return t
 }
 
