@@ -309,6 +309,7 @@ type fakeRS struct {
 	challengeScope   string
 	required         func(body string) []string // scopes a request needs
 	alwaysForbid     bool                       // 403 insufficient_scope whatever the token
+	redirectGranted  string                     // where a request with a valid token is redirected (307)
 
 	mu       sync.Mutex
 	requests []string // Authorization header of each /mcp request
@@ -412,6 +413,10 @@ func (rs *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+	if rs.redirectGranted != "" {
+		http.Redirect(w, r, rs.redirectGranted, http.StatusTemporaryRedirect)
+		return
 	}
 	w.WriteHeader(200)
 	fmt.Fprint(w, body)
