@@ -653,6 +653,7 @@ func TestVerifyType(t *testing.T) {
 		{"generic JOSE", "JOSE", access, `typ "JOSE"`, true},
 		{"a type that only ends like ours", "x-at+jwt", access, `typ "x-at+jwt"`, true},
 		{"typ not a string", 1, access, "typ is not a string", true},
+		{"empty typ", "", access, `typ ""`, true},
 		{"no typ", nil, access, "", true},
 		{"JWT", "JWT", access, "", true},
 		{"application/jwt", "application/jwt", access, "", true},
