@@ -381,13 +381,15 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 	defer s.hub.remove(sub, perCaller)
 
 	// A stream opened with a bearer token lasts no longer than the token:
-	// the token was checked only when the stream opened.
+	// the token was checked only when the stream opened. Where the
+	// middleware checks it again (auth.Revoked), not after it is refused.
 	var expired <-chan time.Time
 	if info := auth.InfoFrom(ctx); info != nil && !info.Expiry.IsZero() {
 		t := time.NewTimer(time.Until(info.Expiry))
 		defer t.Stop()
 		expired = t.C
 	}
+	revoked := auth.Revoked(ctx)
 
 	subID := req.ID
 	err := req.Notify(ctx, mcp.NotificationSubscriptionsAcknowledged, &mcp.SubscriptionsAcknowledgedNotificationParams{
@@ -408,6 +410,9 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 		case <-expired:
 			s.log.Debug("server: listen stream ended: the access token that opened it expired")
 			return nil, tokenExpired()
+		case <-revoked:
+			s.log.Debug("server: listen stream ended: a re-check refused the access token that opened it")
+			return nil, tokenRevoked()
 		case c := <-sub.events:
 			if err := req.Notify(ctx, c.method, changeParams(c, subID)); err != nil {
 				return nil, err
@@ -438,6 +443,16 @@ func changeParams(c change, subID jsonrpc.ID) any {
 		return &mcp.ResourceUpdatedNotificationParams{Meta: meta, URI: c.uri}
 	}
 	return &mcp.NotificationParams{Meta: meta}
+}
+
+// tokenRevoked is the error a listen stream ends with when a re-check of
+// the access token it was opened with refuses it (auth.Revoked): like
+// tokenExpired, with data.reason "token_revoked".
+func tokenRevoked() *jsonrpc.Error {
+	return wire.InvalidRequest("Unauthorized: the access token this stream was opened with is no longer valid; send subscriptions/listen again with a valid token").
+		WithData(struct {
+			Reason string `json:"reason"`
+		}{"token_revoked"})
 }
 
 // tokenExpired is the error a listen stream ends with when the access

@@ -54,6 +54,21 @@ type Options struct {
 	// Logger receives verifier failures (at error level) and refused
 	// tokens (at debug level, with the reason). Nil means slog.Default().
 	Logger *slog.Logger
+	// RecheckInterval, when positive, has the token of a long request
+	// checked again: once the request has run that long, and at that
+	// interval after, for as long as it runs. Only requests that ask
+	// ([auth.Revoked]) are re-checked: Parley's subscriptions/listen
+	// streams and legacy GET streams. When the verifier refuses the token
+	// (ErrInvalidToken: revoked, say) or it lacks a required scope, the
+	// stream ends: a listen stream with a -32600 error whose data.reason
+	// is "token_revoked", a GET stream by closing. A verifier that cannot
+	// decide (ErrUnavailable, any other error) leaves the stream open
+	// until the next re-check, and logs a warning; the token's expiry
+	// still ends it. Each re-check is one Verify call: with introspection,
+	// one request to the authorization server per open stream and
+	// interval. Zero (the default) or negative: no re-checks; a stream
+	// ends at its token's expiry.
+	RecheckInterval time.Duration
 }
 
 // ResourceServer guards an MCP endpoint with OAuth bearer tokens: it
@@ -70,6 +85,7 @@ type ResourceServer struct {
 	mcpPath     string
 	doc         metadataHandler
 	log         *slog.Logger
+	recheck     time.Duration // Options.RecheckInterval; 0: off
 }
 
 // New checks opts and returns a ResourceServer.
@@ -94,6 +110,7 @@ func New(opts *Options) (*ResourceServer, error) {
 		mcpPath:  u.Path,
 		doc:      doc,
 		log:      opts.Logger,
+		recheck:  max(opts.RecheckInterval, 0),
 	}
 	if rs.mcpPath == "" {
 		rs.mcpPath = "/"
@@ -149,6 +166,9 @@ func (rs *ResourceServer) Mount(mux *http.ServeMux, mcp http.Handler) {
 //   - a verifier that cannot decide ([ErrUnavailable]): 503, and any other
 //     verifier error 500; both are logged.
 //
+// With Options.RecheckInterval, a request that asks ([auth.Revoked]) has
+// its token checked again while it runs.
+//
 // Tokens are read from the Authorization header only: MCP forbids them in
 // the query string, and form bodies are JSON-RPC here.
 func (rs *ResourceServer) Wrap(next http.Handler) http.Handler {
@@ -175,7 +195,13 @@ func (rs *ResourceServer) Wrap(next http.Handler) http.Handler {
 			rs.refuse(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(auth.WithInfo(r.Context(), info)))
+		ctx := auth.WithInfo(r.Context(), info)
+		if rs.recheck > 0 {
+			tw := &tokenWatch{rs: rs, ctx: ctx, token: token}
+			defer tw.stop()
+			ctx = auth.WithRevocation(ctx, tw.revoked)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

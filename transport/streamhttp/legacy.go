@@ -535,6 +535,20 @@ func (h *Handler) serveGet(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithDeadline(ctx, info.Expiry)
 		defer cancel()
 	}
+	// Where the middleware checks the token again, the stream ends as
+	// soon as a check refuses it (auth.Revoked), with the same effect.
+	if revoked := auth.Revoked(ctx); revoked != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-revoked:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	waitConn(ctx, c, func() {
 		st.mu.Lock()
 		st.detachLocked(c)

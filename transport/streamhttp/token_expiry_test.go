@@ -83,3 +83,62 @@ func TestLegacyGetStreamEndsAtTokenExpiry(t *testing.T) {
 		<-done
 	})
 }
+
+// TestLegacyGetStreamEndsWhenTokenRevoked: a legacy session's GET stream
+// whose token a re-check refuses (auth.Revoked closes) ends then, well
+// before the token's expiry; the session stays for the client to
+// reconnect with a valid token. The stream asks once, which is what
+// starts the middleware's checks.
+func TestLegacyGetStreamEndsWhenTokenRevoked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := server.New(mcp.Implementation{Name: "rev", Version: "1"}, nil)
+		h := NewHandler(s, &HandlerOptions{Logger: slog.New(slog.DiscardHandler)})
+		defer EndSessions(h)
+		info := &auth.Info{ClientID: "c", Subject: "ann", Expiry: time.Now().Add(24 * time.Hour)}
+		init := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(srvInitialize))
+		init.Header = srvHeaders("")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, init.WithContext(auth.WithInfo(init.Context(), info)))
+		sid := w.Header().Get(HeaderSessionID)
+		if w.Code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: %d %s", w.Code, w.Body)
+		}
+
+		revoked := make(chan struct{})
+		asked := make(chan struct{}, 4)
+		ctx := auth.WithRevocation(auth.WithInfo(context.Background(), info), func() <-chan struct{} {
+			asked <- struct{}{}
+			return revoked
+		})
+		r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+		r.Header = srvGetHeaders(sid, "")
+		rec := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(rec, r)
+		}()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatalf("the GET stream ended before its token was refused: %d %s", rec.Code, rec.Body)
+		default:
+		}
+		if len(asked) != 1 {
+			t.Errorf("the stream asked auth.Revoked %d times, want once", len(asked))
+		}
+		start := time.Now()
+		close(revoked)
+		<-done
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the GET stream ended %v after the refusal, want at once", d)
+		}
+		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("GET: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+		}
+		if h.sessions.byID[sid] == nil {
+			t.Fatal("the session closed with the stream")
+		}
+	})
+}
