@@ -198,7 +198,8 @@ func TestRedirectLimitKept(t *testing.T) {
 		hops++
 		return http.ErrUseLastResponse
 	}}, configured(), slog.New(slog.DiscardHandler))
-	srv := redirector(t, &seenHeaders{}, func(r *http.Request) string { return "/again" })
+	seen := &seenHeaders{}
+	srv := redirector(t, seen, func(r *http.Request) string { return "/again" })
 	resp, err := hc.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -208,8 +209,12 @@ func TestRedirectLimitKept(t *testing.T) {
 		t.Errorf("status %d after %d calls of the caller's CheckRedirect, want the 307 after one", resp.StatusCode, hops)
 	}
 	hc = keepHeadersHome(&http.Client{}, configured(), slog.New(slog.DiscardHandler))
+	before := len(seen.all())
 	if _, err := hc.Get(srv.URL); err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
 		t.Errorf("an endless chain: %v, want net/http's limit", err)
+	}
+	if n := len(seen.all()) - before; n != 10 {
+		t.Errorf("an endless chain: %d requests, want 10 (net/http's limit: the tenth redirect is not followed)", n)
 	}
 	if got := keepHeadersHome(http.DefaultClient, http.Header{"Accept": {"x"}, "Mcp-Param-Region": {"y"}}, nil); got != http.DefaultClient {
 		t.Error("a client whose configured headers are all the transport's own was replaced")
