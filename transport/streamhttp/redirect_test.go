@@ -231,6 +231,7 @@ func TestSameURLOrigin(t *testing.T) {
 		{"http://mcp.example/mcp", "http://mcp.example:80/mcp", true},
 		{"https://mcp.example/mcp", "https://mcp.example:8443/mcp", false},
 		{"https://mcp.example/mcp", "http://mcp.example/mcp", false},
+		{"https://mcp.example:8443/mcp", "http://mcp.example:8443/mcp", false},
 		{"https://mcp.example/mcp", "https://api.mcp.example/mcp", false},
 		{"https://mcp.example/mcp", "https://example/mcp", false},
 		{"http://127.0.0.1:8080/", "http://127.0.0.1:8081/", false},
