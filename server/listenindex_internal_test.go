@@ -144,3 +144,39 @@ func TestURIIndex(t *testing.T) {
 		break // all stops when told to
 	}
 }
+
+// TestTopicIndex: the streams granted a listen topic's keys are indexed by
+// key, and what ends leaves the index: a stream takes out only itself, and
+// a key no open stream holds is not kept (an index that kept every key a
+// stream ever held would grow with every task a client ever followed).
+func TestTopicIndex(t *testing.T) {
+	s := New(mcp.Implementation{Name: "i", Version: "1"}, nil)
+	topic, err := s.AddListenTopic(ListenTopic{
+		Keys:  func(f *mcp.SubscriptionFilter) *[]string { return &f.TaskIDs },
+		Grant: func(ctx context.Context, req *Request, keys []string) []string { return keys },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &s.hub
+	a := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k1", "k2"}}, events: make(chan change, 8)}
+	b := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k2", "k3", "k3"}}, events: make(chan change, 8)}
+	h.add(a, 0)
+	h.add(b, 0)
+	if len(h.byKey[0]) != 3 || len(h.byKey[0]["k2"]) != 2 {
+		t.Fatalf("index after two streams: %v", h.byKey[0])
+	}
+	topic.Publish("k2", mcp.NotificationTasks, nil)
+	if len(a.events) != 1 || len(b.events) != 1 {
+		t.Fatalf("k2 delivered to a %d and b %d times, want once each", len(a.events), len(b.events))
+	}
+	h.remove(a, 0)
+	if _, ok := h.byKey[0]["k1"]; ok || len(h.byKey[0]["k2"]) != 1 || len(h.byKey[0]["k3"]) != 1 {
+		t.Fatalf("index after a left: %v", h.byKey[0])
+	}
+	h.remove(b, 0)
+	h.remove(b, 0) // a second remove, as EndSubscriptions then the stream's own end do
+	if len(h.byKey[0]) != 0 || len(h.subs) != 0 {
+		t.Fatalf("index after every stream left: %v", h.byKey[0])
+	}
+}
