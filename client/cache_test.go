@@ -179,6 +179,14 @@ func modernCacheBackend(t testing.TB) *cacheBackend {
 		b.counts.add(mcp.MethodListPrompts, p.Cursor)
 		return &mcp.ListPromptsResult{CacheableResult: cacheable(p.Cursor), Prompts: []mcp.Prompt{{Name: "p"}}}, nil
 	})
+	s.HandleListResources(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourcesResult, error) {
+		b.counts.add(mcp.MethodListResources, p.Cursor)
+		return &mcp.ListResourcesResult{CacheableResult: cacheable(p.Cursor), Resources: []mcp.Resource{{URI: "file:///a", Name: "a"}}}, nil
+	})
+	s.HandleListResourceTemplates(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListResourceTemplatesResult, error) {
+		b.counts.add(mcp.MethodListResourceTemplates, p.Cursor)
+		return &mcp.ListResourceTemplatesResult{CacheableResult: cacheable(p.Cursor), ResourceTemplates: []mcp.ResourceTemplate{{URITemplate: "file:///{name}", Name: "files"}}}, nil
+	})
 	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
 		b.counts.add(mcp.MethodReadResource, p.URI)
 		if p.URI == "file:///ask" {
@@ -197,6 +205,10 @@ func modernCacheBackend(t testing.TB) *cacheBackend {
 		switch method {
 		case mcp.NotificationToolListChanged:
 			s.NotifyToolListChanged()
+		case mcp.NotificationPromptListChanged:
+			s.NotifyPromptListChanged()
+		case mcp.NotificationResourceListChanged:
+			s.NotifyResourceListChanged()
 		case mcp.NotificationResourceUpdated:
 			s.NotifyResourceUpdated(uri)
 		}
@@ -207,7 +219,7 @@ func modernCacheBackend(t testing.TB) *cacheBackend {
 // legacyCacheInit is the cache tests' legacy server's answer to
 // initialize.
 const legacyCacheInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},` +
-	`"prompts":{},"resources":{"subscribe":true}},"serverInfo":{"name":"legacy-cache","version":"0.1"}}`
+	`"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true}},"serverInfo":{"name":"legacy-cache","version":"0.1"}}`
 
 // legacyCacheBackend plays a legacy server that answers every session it
 // is dialled for, putting b.hints on its results.
@@ -267,6 +279,12 @@ func legacyCacheBackend(t testing.TB) *cacheBackend {
 			case mcp.MethodListPrompts:
 				b.counts.add(m.Method, m.Params.Cursor)
 				reply(conn, m.ID, hinted(m.Params.Cursor, map[string]any{"prompts": []mcp.Prompt{{Name: "p"}}}))
+			case mcp.MethodListResources:
+				b.counts.add(m.Method, m.Params.Cursor)
+				reply(conn, m.ID, hinted(m.Params.Cursor, map[string]any{"resources": []mcp.Resource{{URI: "file:///a", Name: "a"}}}))
+			case mcp.MethodListResourceTemplates:
+				b.counts.add(m.Method, m.Params.Cursor)
+				reply(conn, m.ID, hinted(m.Params.Cursor, map[string]any{"resourceTemplates": []mcp.ResourceTemplate{{URITemplate: "file:///{name}", Name: "files"}}}))
 			case mcp.MethodReadResource:
 				b.counts.add(m.Method, m.Params.URI)
 				reply(conn, m.ID, hinted(m.Params.URI, map[string]any{"contents": []map[string]string{{"uri": m.Params.URI, "text": "text of " + m.Params.URI}}}))
@@ -580,6 +598,62 @@ func TestCacheInvalidatedByNotifications(t *testing.T) {
 	})
 }
 
+// Each list_changed drops the pages of its own lists and nothing else: a
+// prompts list_changed the prompt pages only, a resources list_changed
+// the resource pages and the template pages too (templates have no
+// notification of their own). Reads stay: resources/updated is theirs.
+func TestCacheListChangedDropsItsOwnLists(t *testing.T) {
+	forEachGeneration(t, func(t *testing.T, b *cacheBackend) {
+		ctx := testCtx(t)
+		b.hints.set("*", 60_000, mcp.CacheScopePublic)
+		sess := b.dial(t, cachedOptions(newTestClock()))
+		sub, err := sess.Listen(ctx, mcp.SubscriptionFilter{PromptsListChanged: true, ResourcesListChanged: true})
+		if err != nil {
+			t.Fatalf("Listen: %v", err)
+		}
+		defer sub.Close()
+		all := func() {
+			t.Helper()
+			listTools(t, ctx, sess, "")
+			if _, err := sess.ListPrompts(ctx, ""); err != nil {
+				t.Fatalf("ListPrompts: %v", err)
+			}
+			if _, err := sess.ListResources(ctx, ""); err != nil {
+				t.Fatalf("ListResources: %v", err)
+			}
+			if _, err := sess.ListResourceTemplates(ctx, ""); err != nil {
+				t.Fatalf("ListResourceTemplates: %v", err)
+			}
+			readText(t, ctx, sess, "file:///a")
+		}
+		want := func(when string, tools, prompts, resources, templates, reads int) {
+			t.Helper()
+			wantCount(t, b, "tools/list", tools, when)
+			wantCount(t, b, "prompts/list", prompts, when)
+			wantCount(t, b, "resources/list", resources, when)
+			wantCount(t, b, "resources/templates/list", templates, when)
+			wantCount(t, b, "resources/read file:///a", reads, when)
+		}
+		all()
+		all()
+		want("twice within the TTL", 1, 1, 1, 1, 1)
+
+		b.changed(mcp.NotificationPromptListChanged, "")
+		if e := testwait.Recv(t, sub.Events(), "the prompts list_changed"); e.Method != mcp.NotificationPromptListChanged {
+			t.Fatalf("event %s", e.Method)
+		}
+		all()
+		want("after prompts list_changed", 1, 2, 1, 1, 1)
+
+		b.changed(mcp.NotificationResourceListChanged, "")
+		if e := testwait.Recv(t, sub.Events(), "the resources list_changed"); e.Method != mcp.NotificationResourceListChanged {
+			t.Fatalf("event %s", e.Method)
+		}
+		all()
+		want("after resources list_changed", 1, 2, 2, 2, 1)
+	})
+}
+
 // Under 2026-07-28 a list_changed reaches only a client with a listen
 // stream open; without one, the TTL alone decides.
 func TestCacheWithoutListenStreamFollowsTTL(t *testing.T) {
@@ -681,6 +755,37 @@ func TestCacheBounds(t *testing.T) {
 	readText(t, ctx, tiny, "file:///small")
 	wantCount(t, b, "resources/read "+big, 2, "a result over MaxBytes")
 	wantCount(t, b, "resources/read file:///small", 1, "a small result beside one over MaxBytes")
+}
+
+// The byte bound holds however many results come and go: past MaxBytes
+// the least recently used results are evicted until the rest fit, every
+// eviction gives its bytes back, and the most recent results are served
+// from the cache. (Bytes not given back would make the cache evict
+// everything, and then reach for an entry that is not there.)
+func TestCacheByteBoundEvicts(t *testing.T) {
+	b := modernCacheBackend(t)
+	ctx := testCtx(t)
+	b.hints.set("*", 60_000, mcp.CacheScopePublic)
+	opts := cachedOptions(newTestClock())
+	opts.Cache.MaxBytes = 5000 // two of the results below, not three
+	sess := b.dial(t, opts)
+	pad := strings.Repeat("x", 900) // each result holds its URI twice: about 2 KB
+	uri := func(i int) string { return fmt.Sprintf("file:///%d/%s", i, pad) }
+	const n = 12
+	for round := range 2 {
+		for i := range n {
+			readText(t, ctx, sess, uri(i))
+			readText(t, ctx, sess, uri(i)) // the result just kept is served from the cache
+			wantCount(t, b, "resources/read "+uri(i), round+1, fmt.Sprintf("round %d, read %d twice in a row", round, i))
+		}
+	}
+	// The last two fit and stay; the one before them was evicted.
+	readText(t, ctx, sess, uri(n-1))
+	readText(t, ctx, sess, uri(n-2))
+	wantCount(t, b, "resources/read "+uri(n-1), 2, "the most recent result")
+	wantCount(t, b, "resources/read "+uri(n-2), 2, "the second most recent result")
+	readText(t, ctx, sess, uri(n-3))
+	wantCount(t, b, "resources/read "+uri(n-3), 3, "a result evicted by the byte bound")
 }
 
 // A request that fails is not cached, and the error is the server's.
