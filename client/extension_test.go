@@ -121,3 +121,33 @@ func TestExtensionsOptionKeepsCapabilities(t *testing.T) {
 		t.Error("the caller's Capabilities were written")
 	}
 }
+
+// TestExtensionsOptionKeepsTheCallersMap: when the caller's Capabilities
+// declare extensions of their own, Options.Extensions adds to a copy of
+// that map: the server sees both, and the caller's map keeps only its own.
+func TestExtensionsOptionKeepsTheCallersMap(t *testing.T) {
+	const mine = "com.example/mine"
+	caps := &mcp.ClientCapabilities{Extensions: map[string]json.RawMessage{mine: json.RawMessage(`{"a":1}`)}}
+	s := notesServer(t)
+	var got *mcp.ClientCapabilities
+	if err := server.HandleMethod(s, "notes/caps", nil, func(ctx context.Context, req *server.Request, p *noteParams) (*noteResult, error) {
+		got = req.Meta.ClientCapabilities
+		return &noteResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(&client.Options{Capabilities: caps, Extensions: map[string]json.RawMessage{noteExt: nil}})
+	sess, _ := connect(t, c, s)
+	if _, err := client.CallMethod[noteResult](context.Background(), sess, "notes/caps", &noteParams{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		t.Fatal("the handler saw no capabilities")
+	}
+	if string(got.Extensions[mine]) != `{"a":1}` || string(got.Extensions[noteExt]) != "{}" {
+		t.Errorf("server saw extensions %v, want both", got.Extensions)
+	}
+	if len(caps.Extensions) != 1 || string(caps.Extensions[mine]) != `{"a":1}` {
+		t.Errorf("the caller's Extensions map was written: %v", caps.Extensions)
+	}
+}

@@ -176,3 +176,74 @@ func TestMiddlewareOrderAndShortCircuit(t *testing.T) {
 		t.Errorf("order %v", order)
 	}
 }
+
+// markKey marks the context of the one request a test middleware adds to.
+type markKey struct{}
+
+// TestMiddlewareMetaStaysWithItsRequest: what a middleware writes into one
+// request's _meta (a typed member, a key of its own) reaches that request
+// and no other: not the next request of the session, nor one of another
+// method, though the session shares one _meta among its requests.
+func TestMiddlewareMetaStaysWithItsRequest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.FailAfter)
+	defer cancel()
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	mark := func(next client.Handler) client.Handler {
+		return func(ctx context.Context, req *client.Request) (any, error) {
+			if m := req.Meta(); m != nil && ctx.Value(markKey{}) != nil {
+				m.Traceparent = tp
+				if err := m.Extra.Set("com.example/mark", "one"); err != nil {
+					return nil, err
+				}
+			}
+			return next(ctx, req)
+		}
+	}
+	srv := newServer(nil)
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	srv.Use(func(next server.Handler) server.Handler {
+		return func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
+			if req.Method != mcp.MethodDiscover {
+				_, marked := req.Meta.Extra["com.example/mark"]
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("%s traceparent=%v mark=%v", req.Method, req.Meta.Traceparent == tp, marked))
+				mu.Unlock()
+			}
+			return next(ctx, req)
+		}
+	})
+	srv.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+		return &mcp.ListToolsResult{}, nil
+	})
+	srv.HandleListPrompts(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListPromptsResult, error) {
+		return &mcp.ListPromptsResult{}, nil
+	})
+	sess := connectInMemory(t, srv, &client.Options{Middleware: []client.Middleware{mark}, Cache: &client.CacheOptions{Disable: true}})
+	marked := context.WithValue(ctx, markKey{}, true)
+	for _, call := range []func() error{
+		func() error { _, err := sess.ListTools(marked, ""); return err },
+		func() error { _, err := sess.ListTools(ctx, ""); return err },
+		func() error { _, err := sess.ListPrompts(ctx, ""); return err },
+		func() error { _, err := sess.ListPrompts(marked, ""); return err },
+		func() error { _, err := sess.ListTools(ctx, ""); return err },
+	} {
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"tools/list traceparent=true mark=true",
+		"tools/list traceparent=false mark=false",
+		"prompts/list traceparent=false mark=false",
+		"prompts/list traceparent=true mark=true",
+		"tools/list traceparent=false mark=false",
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, want) {
+		t.Errorf("the server saw\n%s\nwant\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+}
