@@ -51,6 +51,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 )
 
 func main() {
@@ -144,7 +145,7 @@ func generate(dir, out string, extra map[string][]byte) (src, list []byte, err e
 	// the generated methods does not type-check here: such errors are
 	// expected, and the declarations the generator reads are complete
 	// without them. The compiler checks the result.
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil), Error: func(error) {}}
+	conf := types.Config{Importer: sourceImporter(), Error: func(error) {}}
 	pkg, _ := conf.Check("github.com/parley-mcp/parley/mcp", fset, files, nil)
 	var gens []*gen
 	for _, f := range files {
@@ -224,6 +225,16 @@ func generate(dir, out string, extra map[string][]byte) (src, list []byte, err e
 	}
 	return src, list, nil
 }
+
+// sourceImporter imports the packages mcp imports from their source, once
+// per process: generate is run many times by the generator's tests, and
+// type-checking the standard library's encoding/json and its imports
+// again each time cost seconds. The importer has a file set of its own
+// (the imported packages' positions appear in no message of the
+// generator's). It is not safe for concurrent use, nor is generate.
+var sourceImporter = sync.OnceValue(func() types.Importer {
+	return importer.ForCompiler(token.NewFileSet(), "source", nil)
+})
 
 // directive returns the options of a //mcp:json line in doc.
 func directive(doc *ast.CommentGroup) (string, bool) {
