@@ -321,8 +321,25 @@ func newGen(pkg *types.Package, name, dir string) (*gen, error) {
 		if !hasField(fields, f) {
 			return nil, fmt.Errorf("present names no field %s", f)
 		}
-		if fieldByName(st, flag) == nil {
+		// The rule is a string's omitempty with an exception: the encoder
+		// tests the string and the flag, and the reference encoding
+		// shadows the field with a *string (stateRef). Another kind, or a
+		// field written even when empty, would get code that does not
+		// compile or two encodings that disagree.
+		for _, fd := range fields {
+			if fd.goPath != f && !strings.HasSuffix(fd.goPath, "."+f) {
+				continue
+			}
+			if b, ok := fd.typ.(*types.Basic); !ok || b.Kind() != types.String || !fd.omitEmpty {
+				return nil, fmt.Errorf("present=%s:%s: %s must be a string with omitempty", f, flag, f)
+			}
+		}
+		fv := fieldByName(st, flag)
+		if fv == nil {
 			return nil, fmt.Errorf("present names no flag field %s", flag)
+		}
+		if b, ok := fv.Type().(*types.Basic); !ok || b.Kind() != types.Bool {
+			return nil, fmt.Errorf("present=%s:%s: %s must be a bool", f, flag, flag)
 		}
 	}
 	for f := range g.rules.defaults {
