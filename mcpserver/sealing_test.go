@@ -3,16 +3,21 @@ package mcpserver_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/requeststate"
+	"github.com/parley-mcp/parley/server"
 )
 
 // Sealing is on for every server: state one server issued is accepted by
@@ -189,5 +194,45 @@ func TestSealingTTLPerRound(t *testing.T) {
 				t.Fatalf("the flow took %v; the test means one far longer than the TTL (%v)", took, ttl)
 			}
 		})
+	}
+}
+
+// TestRewriteOnAnsweredRoundKeepsTheChain: a middleware that normalises a
+// call's arguments in place on every round that echoes state (a round the
+// client answered) rewrites nothing the next state is bound to: each
+// round's state is sealed with the digest of what the client sent, which
+// verified it, so a chain of three questions, four requests, completes,
+// and the body sees the normalised arguments. (A rewrite on the first
+// round binds that round's state to what the middleware wrote, and the
+// client's second round is refused: docs/rough_edges.md.)
+func TestRewriteOnAnsweredRoundKeepsTheChain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.FailAfter)
+	defer cancel()
+	a := mcpserver.Elicit[yesNo]("a", func(_ dbArgs, _ *mcpserver.Call) string { return "A?" })
+	b := mcpserver.Elicit[yesNo]("b", func(_ dbArgs, _ *mcpserver.Call) string { return "B?" }, a)
+	c := mcpserver.Elicit[yesNo]("c", func(_ dbArgs, _ *mcpserver.Call) string { return "C?" }, b)
+	s, _ := newServer(t, nil)
+	mustOK(t, mcpserver.AddTool(s, &mcp.Tool{Name: "chain"}, func(ctx context.Context, call *mcpserver.Call, args dbArgs) (string, error) {
+		return fmt.Sprint(args.Name, " ", a.Get(call).OK, b.Get(call).OK, c.Get(call).OK), nil
+	}, a, b, c))
+	var rewrites atomic.Int32
+	s.Use(func(next server.Handler) server.Handler {
+		return func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
+			if p, ok := req.Params.(*mcp.CallToolRequestParams); ok {
+				if _, answered := p.LookupRequestState(); answered {
+					p.Arguments = json.RawMessage(strings.ToLower(string(p.Arguments)))
+					rewrites.Add(1)
+				}
+			}
+			return next(ctx, req)
+		}
+	})
+	el := &elicitor{answer: func(m string) *mcp.ElicitResult { return accept(map[string]any{"ok": m != "B?"}) }}
+	sess := connect(t, s, &client.Options{Elicit: el.elicit})
+	res, err := sess.CallTool(ctx, "chain", map[string]any{"name": "Orders"})
+	mustOK(t, err)
+	wantText(t, res, false, "orders true false true")
+	if n := rewrites.Load(); n != 3 {
+		t.Errorf("the middleware rewrote %d rounds, want 3", n)
 	}
 }

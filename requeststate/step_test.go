@@ -2,6 +2,7 @@ package requeststate_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -101,5 +102,79 @@ func TestPrincipalAskedOncePerRound(t *testing.T) {
 	}
 	if calls != 3 {
 		t.Fatalf("the Principal hook ran %d times in three rounds, want 3", calls)
+	}
+}
+
+// TestRewriteOnAnsweredRoundBindsWhatTheClientSent: a round that echoed
+// state is verified against the params the client sent, and the state it
+// issues is sealed with the same request digest: so a middleware or a
+// handler that rewrites the params on such a round (fills a default into
+// the arguments, renames the tool) leaves the next state bound to what
+// the client sent, and the client's next round, sending the same params
+// again, is accepted. Three rounds, so that the rewrite happens on a
+// round that both opens and seals.
+func TestRewriteOnAnsweredRoundBindsWhatTheClientSent(t *testing.T) {
+	for _, where := range []string{"middleware", "handler"} {
+		t.Run(where, func(t *testing.T) {
+			s := server.New(mcp.Implementation{Name: "svc", Version: "1"}, nil)
+			p := requeststate.ProcessLocal()
+			p.Logger = discard()
+			requeststate.MustProtect(s, p)
+			rewrite := func(p *mcp.CallToolRequestParams) {
+				if _, answered := p.LookupRequestState(); answered {
+					p.Arguments = json.RawMessage(`{"city":"Paris","units":"metric"}`)
+					p.Name = "t-normalised"
+				}
+			}
+			if where == "middleware" {
+				s.Use(func(next server.Handler) server.Handler {
+					return func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
+						rewrite(req.Params.(*mcp.CallToolRequestParams))
+						return next(ctx, req)
+					}
+				})
+			}
+			s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+				st, _ := p.LookupRequestState()
+				if where == "handler" {
+					rewrite(p)
+				}
+				if st == "round 2" {
+					return mcp.TextResult("done"), nil
+				}
+				next := "round 1"
+				if st == "round 1" {
+					next = "round 2"
+				}
+				return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"confirm": confirmQ}, RequestState: next}, nil
+			})
+			ctx := context.Background()
+			call := func(state string) (any, error) {
+				params := `{"name":"t","arguments":{"city":"paris"}`
+				if state != "" {
+					b, _ := json.Marshal(state)
+					params += `,"requestState":` + string(b)
+				}
+				return s.Handle(ctx, rpcRequest(mcp.MethodCallTool, params+"}"), nil)
+			}
+			state := ""
+			for round := 1; round <= 3; round++ {
+				res, err := call(state)
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				ir, ok := res.(*mcp.InputRequiredResult)
+				if round == 3 {
+					if ok {
+						t.Fatalf("round 3: input_required again")
+					}
+					break
+				}
+				if !ok {
+					t.Fatalf("round %d: %T, want input_required", round, res)
+				}
+				state = ir.RequestState
+			}
+		})
 	}
 }
