@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -156,7 +157,7 @@ func TestIteratorsYieldEveryPage(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ps := newPagingServer(paginate("x", 5, 2))
 				sess, _ := connect(t, newClient(nil), ps.Server)
-				got, errs := collect(k.iterate(context.Background(), sess), nil)
+				got, errs := collect(k.iterate(testwait.Context(t), sess), nil)
 				if len(errs) > 0 {
 					t.Fatal(errs)
 				}
@@ -177,7 +178,7 @@ func TestIteratorsAgainstFixture(t *testing.T) {
 		// The fixture pages with server.Paginate over 5 tools, 2 a page.
 		sess, w := connect(t, newClient(nil), fixture(nil))
 		var got []string
-		for tool, err := range sess.Tools(context.Background()) {
+		for tool, err := range sess.Tools(testwait.Context(t)) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +208,7 @@ func TestIteratorsStopWhenTheLoopBreaks(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					ps := newPagingServer(paginate("x", 5, 2))
 					sess, _ := connect(t, newClient(nil), ps.Server)
-					got, errs := collect(k.iterate(context.Background(), sess), func(n int) bool { return n == tc.after })
+					got, errs := collect(k.iterate(testwait.Context(t), sess), func(n int) bool { return n == tc.after })
 					if len(errs) > 0 || len(got) != tc.after {
 						t.Fatalf("breaking after %d: got %v, %v", tc.after, got, errs)
 					}
@@ -233,7 +234,7 @@ func TestIteratorsYieldPageErrors(t *testing.T) {
 					return pages(cursor)
 				})
 				sess, _ := connect(t, newClient(nil), ps.Server)
-				got, errs := collect(k.iterate(context.Background(), sess), nil)
+				got, errs := collect(k.iterate(testwait.Context(t), sess), nil)
 				if want := []string{"x1", "x2"}; !slices.Equal(got, want) {
 					t.Errorf("got %v before the error, want %v", got, want)
 				}
@@ -272,7 +273,7 @@ func TestIteratorsRefuseCursorCycles(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					ps := newPagingServer(tc.l)
 					sess, _ := connect(t, newClient(nil), ps.Server)
-					got, errs := collect(k.iterate(context.Background(), sess), func(n int) bool { return n > 100 })
+					got, errs := collect(k.iterate(testwait.Context(t), sess), func(n int) bool { return n > 100 })
 					if len(got) != tc.items || len(errs) != 1 {
 						t.Fatalf("got %v and errors %v, want %d items and one error", got, errs, tc.items)
 					}
@@ -290,7 +291,7 @@ func TestIteratorContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ps := newPagingServer(paginate("x", 5, 2))
 		sess, _ := connect(t, newClient(nil), ps.Server)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(testwait.Context(t))
 		defer cancel()
 		var got []string
 		var errs []error
@@ -314,7 +315,7 @@ func TestIteratorContextEnds(t *testing.T) {
 // TestListPageByHand uses the one-page calls with the cursor they return.
 func TestListPageByHand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
+		ctx := testwait.Context(t)
 		sess, _ := connect(t, newClient(nil), fixture(nil))
 		var got []string
 		cursor := ""

@@ -33,7 +33,7 @@ func TestListToolsRegistrationOrder(t *testing.T) {
 	// Not alphabetical, so that a sorted list would show.
 	addTools(t, s, "zeta", "alpha", "mu", "beta")
 	sess := connect(t, s, nil)
-	list, err := sess.ListTools(context.Background(), "")
+	list, err := sess.ListTools(testwait.Context(t), "")
 	mustOK(t, err)
 	if got := toolNames(list.Tools); got != "zeta,alpha,mu,beta" {
 		t.Errorf("tools = %s, want zeta,alpha,mu,beta", got)
@@ -44,7 +44,7 @@ func TestListToolsRegistrationOrder(t *testing.T) {
 }
 
 func TestListPagination(t *testing.T) {
-	ctx := context.Background()
+	ctx := testwait.Context(t)
 	s, _ := newServer(t, &mcpserver.Options{PageSize: 2})
 	addTools(t, s, "t1", "t2", "t3", "t4", "t5")
 	sess := connect(t, s, nil)
@@ -124,7 +124,7 @@ func TestListNegativePageSizeIsOnePage(t *testing.T) {
 	}
 	addTools(t, s, names...)
 	sess := connect(t, s, nil)
-	list, err := sess.ListTools(context.Background(), "")
+	list, err := sess.ListTools(testwait.Context(t), "")
 	mustOK(t, err)
 	if len(list.Tools) != 150 || list.NextCursor != "" {
 		t.Errorf("got %d tools and cursor %q, want all 150 on one page", len(list.Tools), list.NextCursor)
@@ -139,12 +139,12 @@ func TestListDefaultPageSize(t *testing.T) {
 	}
 	addTools(t, s, names...)
 	sess := connect(t, s, nil)
-	list, err := sess.ListTools(context.Background(), "")
+	list, err := sess.ListTools(testwait.Context(t), "")
 	mustOK(t, err)
 	if len(list.Tools) != mcpserver.DefaultPageSize || list.NextCursor == "" {
 		t.Fatalf("got %d tools and cursor %q, want a first page of %d", len(list.Tools), list.NextCursor, mcpserver.DefaultPageSize)
 	}
-	list, err = sess.ListTools(context.Background(), string(list.NextCursor))
+	list, err = sess.ListTools(testwait.Context(t), string(list.NextCursor))
 	mustOK(t, err)
 	if got := toolNames(list.Tools); got != names[len(names)-1] {
 		t.Errorf("second page = %s", got)
@@ -169,7 +169,7 @@ func nextEvent(t *testing.T, sub *client.Subscription) string {
 }
 
 func TestListChangedNotifications(t *testing.T) {
-	ctx := context.Background()
+	ctx := testwait.Context(t)
 	s, _ := newServer(t, nil)
 	// Every kind is registered once, so the server declares its
 	// listChanged capabilities before the client listens.
@@ -243,7 +243,7 @@ func TestListChangedNotifications(t *testing.T) {
 
 // A stream that asked only for tool changes does not hear of prompts.
 func TestListChangedFiltered(t *testing.T) {
-	ctx := context.Background()
+	ctx := testwait.Context(t)
 	s, _ := newServer(t, nil)
 	addTools(t, s, "first")
 	mustOK(t, mcpserver.AddPrompt(s, &mcp.Prompt{Name: "p"}, func(ctx context.Context, c *mcpserver.Call, a map[string]string) (*mcp.GetPromptResult, error) {

@@ -30,3 +30,14 @@ func Recv[T any](t testing.TB, ch <-chan T, what string) T {
 	var zero T
 	return zero
 }
+
+// Context returns a context that ends after FailAfter, or when the test
+// ends: for a test's calls that would otherwise wait on
+// context.Background(), so that a call a regression leaves unanswered
+// fails with context.DeadlineExceeded in seconds. Inside a
+// testing/synctest bubble the deadline is on the bubble's clock.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), FailAfter)
+	t.Cleanup(cancel)
+	return ctx
+}
