@@ -15,12 +15,27 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/parley-mcp/parley/internal/testwait"
 )
 
-// post sends body to u through tr and returns the status and body.
+// post sends body to u through tr and returns the status and body. It
+// waits testwait.FailAfter at most, and fails the test when that runs out:
+// a transport that loops (re-authorizing forever past its step-up limit)
+// fails in seconds, not at go test's timeout.
 func post(t *testing.T, tr *Transport, u, body string) (int, string, error) {
 	t.Helper()
-	resp, err := tr.Client().Post(u, "application/json", strings.NewReader(body))
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.FailAfter)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := tr.Client().Do(req)
+	if ctx.Err() != nil {
+		t.Fatalf("waited %v for the answer to a POST through the transport (err %v)", testwait.FailAfter, err)
+	}
 	if err != nil {
 		return 0, "", err
 	}
