@@ -176,6 +176,42 @@ func AddResourceTemplate[In, Out any](s *Server, t *mcp.ResourceTemplate, h Reso
 	return nil
 }
 
+// A StaticResource is a static resource and the function that reads it,
+// for [Server.ChangeResources].
+type StaticResource struct {
+	Resource mcp.Resource
+	Read     ResourceHandler
+}
+
+// ChangeResources removes the static resources with the URIs in remove,
+// then adds those in add (replacing any with the same URI), as one change:
+// a resources/list or resources/read sees the resources as they were
+// before it or after it, never in between, and listening clients are told
+// once that the resource list changed, if anything was removed or added.
+// It is how a set of resources that changes together (the files of a
+// skill, say) is kept up to date. Every resource of add is checked as
+// [Server.AddResource] checks one before anything changes. From its first
+// call the server declares the resources capability, even when it adds
+// nothing.
+func (s *Server) ChangeResources(remove []string, add []StaticResource) error {
+	for i, r := range add {
+		if r.Resource.URI == "" || r.Resource.Name == "" || r.Read == nil {
+			return fmt.Errorf("mcpserver: ChangeResources: resource %d (%q) needs a URI, a name and a read function", i, r.Resource.URI)
+		}
+	}
+	s.installResources()
+	s.mu.Lock()
+	changed := s.resources.remove(remove...)
+	for _, r := range add {
+		s.resources.put(r.Resource.URI, &resourceEntry{resource: r.Resource, read: r.Read})
+	}
+	s.mu.Unlock()
+	if changed || len(add) > 0 {
+		s.low.NotifyResourceListChanged()
+	}
+	return nil
+}
+
 // RemoveResources removes the static resources with the given URIs and
 // the templates with the given uriTemplates, and tells listening clients
 // the resource list changed if anything was removed.
