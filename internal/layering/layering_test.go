@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"tasks":                   {"jsonrpc/wire", "mcp", "requeststate", "server"},
 	"tasks/redisstore":        {"mcp", "tasks"}, // the tasks extension, on the extension surface only (design record 026)
 	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
+	"skills":                  {"client", "jsonrpc/wire", "mcp", "mcpserver", "server"},                                    // the skills extension: a server on mcpserver's resources and the extension surface, and its client (design record 044)
 	"bridge":                  {"client", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport", "transport/streamhttp"}, // a host's server and a remote server's client at once (design record 033)
 	"internal/spectest":       {},                                                                                          // the oracle: imports nothing of Parley's (its tests compare its facts with mcp's)
 	"internal/layering":       {},
