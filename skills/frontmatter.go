@@ -67,8 +67,9 @@ func splitFrontmatter(md []byte) (yamlText, body []byte, err error) {
 		if next == len(rest) {
 			return nil, nil, badFrontmatter("the frontmatter has no closing --- line")
 		}
-		if pos = next; pos > MaxFrontmatterSize+1 {
-			return nil, nil, badFrontmatter("no closing --- line within the first %d bytes (the limit of a frontmatter)", MaxFrontmatterSize)
+		// A closing line at pos ends a block of pos-1 bytes.
+		if pos = next; pos-1 > MaxFrontmatterSize {
+			return nil, nil, badFrontmatter("no closing --- line within %d bytes, the limit of a frontmatter", MaxFrontmatterSize)
 		}
 	}
 }
@@ -95,9 +96,6 @@ func ParseFrontmatter(md []byte) (json.RawMessage, error) {
 	text, _, err := splitFrontmatter(md)
 	if err != nil {
 		return nil, err
-	}
-	if len(text) > MaxFrontmatterSize {
-		return nil, badFrontmatter("the frontmatter is %d bytes, over the limit of %d", len(text), MaxFrontmatterSize)
 	}
 	return frontmatterJSON(text)
 }

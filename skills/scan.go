@@ -76,6 +76,7 @@ type scanner struct {
 	maxFiles int
 	maxSize  int64
 	data     map[string][]byte // read files, by path: nested skills share them
+	links    map[string]bool   // the files the walk saw as symbolic links
 }
 
 // scan reads every skill of fsys: each directory with a SKILL.md, and
@@ -84,6 +85,7 @@ type scanner struct {
 // be served, so that what a Catalog serves has always passed every check.
 func (sc *scanner) scan() (*snapshot, error) {
 	var paths []string // every file, symbolic links included
+	sc.links = make(map[string]bool)
 	err := fs.WalkDir(sc.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -96,6 +98,9 @@ func (sc *scanner) scan() (*snapshot, error) {
 		}
 		if !d.IsDir() {
 			paths = append(paths, p)
+			if d.Type()&fs.ModeSymlink != 0 {
+				sc.links[p] = true
+			}
 		}
 		return nil
 	})
@@ -268,11 +273,7 @@ func (sc *scanner) resolve(p string) (string, error) {
 	cur := p
 	for hops := 0; ; hops++ {
 		if !canRead {
-			info, err := fs.Stat(sc.fsys, cur)
-			if err != nil {
-				return "", refused(p, "%v", err)
-			}
-			if info.Mode()&fs.ModeSymlink != 0 {
+			if sc.links[p] {
 				return "", refused(p, "a symbolic link, in a file system that cannot read links")
 			}
 			return cur, nil
