@@ -120,7 +120,7 @@ func TestServeGet(t *testing.T) {
 		t.Errorf("entry = %+v", sk)
 	}
 	for uri, text := range map[string]string{
-		"skill://acme/billing/chargebacks/SKILL.md": "No skill is served at skill://acme/billing/chargebacks/SKILL.md",
+		"skill://acme/billing/chargebacks/SKILL.md":  "No skill is served at skill://acme/billing/chargebacks/SKILL.md",
 		"skill://pdf-processing/references/FORMS.md": "No skill is served at",
 		"skill://acme/billing/refunds":               "No skill is served at",
 	} {

@@ -157,7 +157,7 @@ func TestClientVerifies(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
-		file  string            // the SKILL.md the server serves
+		file  string               // the SKILL.md the server serves
 		patch func(map[string]any) // what the entry says
 		check func(t *testing.T, err error)
 	}{

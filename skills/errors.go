@@ -97,7 +97,9 @@ type EntryError struct {
 }
 
 // Error names the entry and the reason.
-func (e *EntryError) Error() string { return fmt.Sprintf("skills: the entry of %s: %s", e.URI, e.Reason) }
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("skills: the entry of %s: %s", e.URI, e.Reason)
+}
 
 // LimitError says a skill is beyond a limit the client holds it to (by
 // default the specification's: 512 files, 16 MiB). What is "files" or

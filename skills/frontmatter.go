@@ -244,6 +244,6 @@ func (w *jsonWriter) float(n *yaml.Node) error {
 func writeJSONString(buf *bytes.Buffer, s string) {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a valid UTF-8 string always encodes
+	_ = enc.Encode(s)           // a valid UTF-8 string always encodes
 	buf.Truncate(buf.Len() - 1) // Encode's newline
 }

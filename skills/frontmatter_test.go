@@ -16,7 +16,7 @@ func TestParseFrontmatter(t *testing.T) {
 		{"\uFEFF---\r\nname: a\r\ndescription: b\r\n---\r\n", `{"name":"a","description":"b"}`},
 		{"---\nname: a\n---   \t\n", `{"name":"a"}`},
 		{"---\nname: a\n---", `{"name":"a"}`},
-		{"---\nz: 1\na: 2\nm: 3\n---\n", `{"z":1,"a":2,"m":3}`}, // the file's order
+		{"---\nz: 1\na: 2\nm: 3\n---\n", `{"z":1,"a":2,"m":3}`},                                                                                                // the file's order
 		{"---\ndescription: |\n  line one\n  line two\nlicense: >\n  folded\n  text\n---\n", `{"description":"line one\nline two\n","license":"folded text"}`}, // the block ends before the last line break
 		{"---\nmetadata:\n  version: \"2.1\"\n  tags: [a, b]\n  n: 1.5\n  i: -3\n  big: 18446744073709551615\n  hex: 0x1F\n---\n", `{"metadata":{"version":"2.1","tags":["a","b"],"n":1.5,"i":-3,"big":18446744073709551615,"hex":31}}`},
 		{"---\nt: true\nf: false\nyes: yes\nn: null\ntilde: ~\nempty:\n---\n", `{"t":true,"f":false,"yes":"yes","n":null,"tilde":null,"empty":null}`},
