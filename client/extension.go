@@ -43,7 +43,14 @@ func CallMethod[R any, P any, PP interface {
 	if opts != nil && opts.Target != "" {
 		ctx = transport.WithTarget(ctx, opts.Target)
 	}
-	raw, err := s.call(ctx, method, PP(&c), func(m *mcp.RequestMetaObject) { *PP(&c).RequestMeta() = *m })
+	raw, err := s.call(ctx, method, PP(&c), func(m *mcp.RequestMetaObject) {
+		if m == nil {
+			// A legacy session's request without a progress token has
+			// no _meta of the session's.
+			m = new(mcp.RequestMetaObject)
+		}
+		*PP(&c).RequestMeta() = *m
+	})
 	if err != nil {
 		return nil, err
 	}

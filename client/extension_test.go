@@ -97,6 +97,34 @@ func TestCallMethod(t *testing.T) {
 	}
 }
 
+// TestCallMethodLegacySession: a legacy session calls an extension's
+// method too, with no _meta of 2026-07-28 (its request carries none of its
+// own: CallMethod used to dereference that missing _meta and panic).
+func TestCallMethodLegacySession(t *testing.T) {
+	s := newServer(nil)
+	if err := server.HandleMethod(s, noteMethod, nil, func(ctx context.Context, req *server.Request, p *noteParams) (*noteResult, error) {
+		return &noteResult{Text: "note " + p.NoteID}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(&client.Options{ProtocolVersion: mcp.Version20251125})
+	sess, w := connect(t, c, s)
+	res, err := client.CallMethod[noteResult](context.Background(), sess, noteMethod, &noteParams{NoteID: "n-2"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "note n-2" || res.ResultType != "" {
+		t.Errorf("result %+v, want a legacy result", res)
+	}
+	sent := w.Requests(noteMethod)
+	if len(sent) != 1 {
+		t.Fatalf("sent %d %s requests", len(sent), noteMethod)
+	}
+	if meta := sent[0].meta(t); meta[mcp.MetaKeyProtocolVersion] != nil || meta[mcp.MetaKeyClientCapabilities] != nil {
+		t.Errorf("a legacy request carries %v", meta)
+	}
+}
+
 // TestExtensionsOptionKeepsCapabilities: Options.Extensions adds to the
 // declared capabilities without writing into the caller's value.
 func TestExtensionsOptionKeepsCapabilities(t *testing.T) {
