@@ -38,6 +38,16 @@ TASKS_SCENARIOS=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields 
 	tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
 	tasks-required-task-error tasks-mrtr-composition)
 
+# The skills extension's scenarios (SEP-2640), run explicitly: the server
+# ones at both generations, the client ones at the suite's default. Each
+# must run its real checks: see skills_verdict.
+SKILLS_SERVER_SCENARIOS=(sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory)
+SKILLS_CLIENT_SCENARIOS=(sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size
+	sep-2640-client-verify-frontmatter)
+# The checks a skills scenario may skip at 2025-11-25, where the caching
+# attributes they look for are not defined.
+SKILLS_LEGACY_SKIPS=sep-2640-skills-list-cache-attributes,sep-2640-skills-get-cache-attributes
+
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${PARLEY_CONFORMANCE_CACHE:-$HOME/.cache/parley-conformance}
 RESULTS=${PARLEY_CONFORMANCE_RESULTS:-$CACHE/results}
@@ -113,7 +123,7 @@ log "building the fixtures"
 	timeout 300 go build -o "$WORK/everything-client" ./conformance/everything-client)
 
 mkdir -p "$RESULTS"
-rm -rf "$RESULTS/server" "$RESULTS/client" "$RESULTS/server-$LEGACY" "$RESULTS/client-$LEGACY" "$RESULTS"/*.log # only what an earlier run wrote
+rm -rf "$RESULTS/server" "$RESULTS/client" "$RESULTS/server-$LEGACY" "$RESULTS/client-$LEGACY" "$RESULTS/skills" "$RESULTS"/*.log # only what an earlier run wrote
 
 # summarize NAME LOG: prints a short summary of the suite's output in LOG:
 # scenarios passed, failed as the baseline expects, failed but not scored,
@@ -187,6 +197,35 @@ status_client=skipped
 status_legacy_server=skipped
 status_tasks=skipped
 status_legacy_client=skipped
+status_skills_server=skipped
+status_skills_client=skipped
+
+# skills_verdict DIR ALLOWED_SKIPS: judges the checks.json a skills
+# scenario left under DIR. The scenarios skip every check of an extension
+# the implementation does not declare, and the client ones skip theirs
+# when the client never lists, so a pass is not enough: the scenario must
+# have run a check of its own (not only wire-schema-valid), and none may
+# have failed, warned or been skipped (but those in ALLOWED_SKIPS, comma
+# separated). Prints what is wrong and returns non-zero.
+skills_verdict() {
+	local file
+	file=$(find "$1" -name checks.json | head -n 1)
+	if [[ -z $file ]]; then
+		echo "no checks.json"
+		return 1
+	fi
+	"$NODE" -e '
+		const [file, allowed] = process.argv.slice(1);
+		const ok = new Set(allowed.split(",").filter(Boolean));
+		const checks = JSON.parse(require("fs").readFileSync(file, "utf8"));
+		const bad = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING" || (c.status === "SKIPPED" && !ok.has(c.id)));
+		const real = checks.filter((c) => c.id !== "wire-schema-valid" && c.status === "SUCCESS");
+		if (real.length === 0) console.log("ran only the schema check: no check of its own passed");
+		for (const c of bad.slice(0, 2)) console.log(`${c.id} ${c.status}${c.errorMessage ? ": " + c.errorMessage : ""}`);
+		if (bad.length > 2) console.log(`and ${bad.length - 2} more`);
+		process.exit(bad.length > 0 || real.length === 0 ? 1 : 0);
+	' "$file" "$2"
+}
 
 # ---- server scenarios --------------------------------------------------------
 
@@ -244,6 +283,29 @@ run_server() {
 	else
 		status_tasks="FAILED (${failed_tasks[*]})"
 	fi
+
+	# The skills extension's scenarios, at both generations: each must run
+	# its real checks (skills_verdict).
+	log "skills extension server scenarios against $url"
+	local gen args why failed_skills=()
+	: >"$RESULTS/server-skills.log"
+	for sc in "${SKILLS_SERVER_SCENARIOS[@]}"; do
+		for gen in "$REQUIREMENTS" "$LEGACY"; do
+			# --force: with --spec-version, the suite skips an extension
+			# scenario, which is not on the spec timeline.
+			args=(--spec-version "$gen" --force)
+			rc=0
+			timeout 120 "$NODE" "$SUITE_JS" server --url "$url" --scenario "$sc" "${args[@]}" \
+				-o "$RESULTS/skills/server-$gen/$sc" >>"$RESULTS/server-skills.log" 2>&1 || rc=$?
+			why=$(skills_verdict "$RESULTS/skills/server-$gen/$sc" "$([[ $gen == "$LEGACY" ]] && echo "$SKILLS_LEGACY_SKIPS")") && ((rc == 0)) ||
+				failed_skills+=("$sc@$gen${why:+ (${why//$'\n'/; })}")
+		done
+	done
+	if ((${#failed_skills[@]} == 0)); then
+		status_skills_server="passed (${#SKILLS_SERVER_SCENARIOS[@]} scenarios at $REQUIREMENTS and $LEGACY, every one running its own checks)"
+	else
+		status_skills_server="FAILED: ${failed_skills[*]}"
+	fi
 	kill "$SERVER_PID" 2>/dev/null || true
 	wait "$SERVER_PID" 2>/dev/null || true
 	SERVER_PID=
@@ -268,6 +330,24 @@ run_client() {
 		((rc == 0)) || failed+=("$sc")
 	done
 	if ((${#failed[@]} == 0)); then status_legacy_client=passed; else status_legacy_client="FAILED (${failed[*]})"; fi
+
+	# The skills extension's client scenarios: each must run its real
+	# check (skills_verdict). The verify ones expect the client to refuse
+	# the tampered skill and exit with an error, which the suite allows.
+	log "skills extension client scenarios: ${SKILLS_CLIENT_SCENARIOS[*]}"
+	local why failed_skills=()
+	: >"$RESULTS/client-skills.log"
+	for sc in "${SKILLS_CLIENT_SCENARIOS[@]}"; do
+		rc=0
+		timeout 120 "$NODE" "$SUITE_JS" client --command "$WORK/everything-client" --scenario "$sc" \
+			-o "$RESULTS/skills/client/$sc" >>"$RESULTS/client-skills.log" 2>&1 || rc=$?
+		why=$(skills_verdict "$RESULTS/skills/client/$sc" "") && ((rc == 0)) || failed_skills+=("$sc${why:+ (${why//$'\n'/; })}")
+	done
+	if ((${#failed_skills[@]} == 0)); then
+		status_skills_client="passed (${#SKILLS_CLIENT_SCENARIOS[@]} scenarios, every one running its own check)"
+	else
+		status_skills_client="FAILED: ${failed_skills[*]}"
+	fi
 }
 
 # legacy_summary NAME LOG: the scenarios of a run without a baseline:
@@ -298,7 +378,9 @@ fi
 printf '\nconformance %s (baseline %s): server %s, client %s\n' \
 	"$REQUIREMENTS" "${BASELINE#"$ROOT"/}" "$status_server" "$status_client"
 printf 'conformance %s: server %s, client %s\n' "$LEGACY" "$status_legacy_server" "$status_legacy_client"
-printf 'conformance tasks extension: server %s\nlogs and checks.json files: %s\n' "$status_tasks" "$RESULTS"
-for st in "$status_server" "$status_client" "$status_legacy_server" "$status_legacy_client" "$status_tasks"; do
+printf 'conformance tasks extension: server %s\n' "$status_tasks"
+printf 'conformance skills extension: server %s, client %s\n' "$status_skills_server" "$status_skills_client"
+printf 'logs and checks.json files: %s\n' "$RESULTS"
+for st in "$status_server" "$status_client" "$status_legacy_server" "$status_legacy_client" "$status_tasks" "$status_skills_server" "$status_skills_client"; do
 	[[ $st != FAILED* ]] || exit 1
 done
