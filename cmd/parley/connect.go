@@ -116,7 +116,7 @@ func (a *app) exitCode(ctx context.Context, err error) int {
 		}
 		return exitConnection
 	case errors.As(err, &rpcErr), errors.As(err, &invalid), errors.As(err, &rounds),
-		errors.Is(err, client.ErrUnsupportedVersion), errors.Is(err, client.ErrInputRequired):
+		errors.Is(err, client.ErrUnsupportedVersion), errors.Is(err, client.ErrInputRequired), skillsRefused(err):
 		return exitProtocol
 	}
 	if card := (*cardError)(nil); errors.As(err, &card) {

@@ -53,6 +53,8 @@ var commands = []command{
 	{"resources read", "URI", "read a resource", runResourcesRead},
 	{"resources templates", "", "list the resource templates", runResourcesTemplates},
 	{"complete", "prompt NAME|resource TEMPLATE ARG=PARTIAL [KEY=VALUE...]", "complete an argument (later pairs are context)", runComplete},
+	{"skills list", "", "list the server's skills (the skills extension); reads no file", runSkillsList},
+	{"skills fetch", "URI [PATH...]", "load a skill: print its SKILL.md, or the files named, each verified against its entry", runSkillsFetch},
 	{"listen", "[URI...]", "print list changes (and updates of URIs) as they arrive, until interrupted", runListen},
 	{"card", "URL", "print the server's Server Card, read before connecting (experimental)", runCard},
 	{"bridge", "URL", "serve a desktop host on stdin/stdout and relay it to the server at URL (docs/guide/bridge.md)", runBridge},

@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"experimental/servercard": {"mcp"}, // a server's identity (server.Server satisfies its Source) and net/http
 	// The command-line client (design record 032): a user of the SDK like
 	// any other, through the client, its transports and the OAuth client.
-	"cmd/parley": {"auth/oauthclient", "bridge", "client", "experimental/servercard", "jsonrpc", "mcp", "transport", "transport/stdio", "transport/streamhttp"},
+	"cmd/parley": {"auth/oauthclient", "bridge", "client", "experimental/servercard", "jsonrpc", "mcp", "skills", "transport", "transport/stdio", "transport/streamhttp"},
 }
 
 func TestImportGraph(t *testing.T) {
