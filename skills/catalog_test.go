@@ -112,12 +112,17 @@ func TestServeEntries(t *testing.T) {
 func TestServeGet(t *testing.T) {
 	ctx := context.Background()
 	s, _ := serve(t, tree(), nil)
+	var r reads
+	s.Use(r.middleware)
 	sess := session(t, s, nil)
 	c := skills.NewClient(sess, nil)
 	sk, err := c.Get(ctx, "skill://acme/billing/refunds/SKILL.md")
 	mustOK(t, err)
 	if sk.Name() != "refunds" || sk.Description() == "" {
 		t.Errorf("entry = %+v", sk)
+	}
+	if got := r.String(); got != "" {
+		t.Errorf("getting an entry read %s", got)
 	}
 	for uri, text := range map[string]string{
 		"skill://acme/billing/chargebacks/SKILL.md":  "No skill is served at skill://acme/billing/chargebacks/SKILL.md",

@@ -345,6 +345,15 @@ func TestClientDynamic(t *testing.T) {
 	if _, err := l.Read(ctx, "skill://other/x"); !errors.As(err, new(*skills.UnlistedError)) {
 		t.Errorf("a file of another skill = %v", err)
 	}
+	before := m.reads.String()
+	for _, ref := range []string{"../other/x", "references/../../x", "skill://pdf-processing/../other/x"} {
+		if _, err := l.Read(ctx, ref); err == nil {
+			t.Errorf("Read(%q) of a dynamic skill succeeded", ref)
+		}
+	}
+	if got := m.reads.String(); got != before {
+		t.Errorf("refused references were read: %s", strings.TrimPrefix(got, before))
+	}
 	if _, err := l.Read(ctx, "references/FORMS.md"); !errors.As(err, new(*skills.LimitError)) {
 		t.Errorf("past the size limit = %v, want a *LimitError", err)
 	}

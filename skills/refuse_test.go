@@ -54,6 +54,10 @@ func TestServeRefusesHostileTrees(t *testing.T) {
 			nil, "a/x", `reached through "l", a symbolic link to a directory`},
 		{"link loop", fstest.MapFS{"a/SKILL.md": skillMD("a"), "a/x": link("y"), "a/y": link("x")},
 			nil, "a/x", "more than 8 symbolic links in a row"},
+		{"nine links in a row", nineLinks(),
+			nil, "a/l0", "more than 8 symbolic links in a row"},
+		{"files adding up over the limit", fstest.MapFS{"a/SKILL.md": skillMD("a"), "a/x": {Data: make([]byte, 70)}},
+			&skills.Options{MaxSkillSize: 100}, "a/x", "70 bytes take the skill's files over the limit of 100 bytes"},
 		{"oversized file", fstest.MapFS{"a/SKILL.md": skillMD("a"), "a/big": {Data: make([]byte, 101)}},
 			&skills.Options{MaxSkillSize: 100}, "a/big", "101 bytes take the skill's files over the limit of 100 bytes"},
 		{"oversized SKILL.md", fstest.MapFS{"a/SKILL.md": {Data: []byte("---\nname: a\ndescription: " + strings.Repeat("d", 200) + "\n---\n")}},
@@ -81,6 +85,49 @@ func TestServeRefusesHostileTrees(t *testing.T) {
 				t.Errorf("refused %q: %q, want %q: %q", re.Path, re.Reason, tc.path, tc.reason)
 			}
 		})
+	}
+}
+
+// nineLinks is a chain of nine links to a file inside the tree: one
+// more than a chain may have.
+func nineLinks() fstest.MapFS {
+	fsys := fstest.MapFS{"a/SKILL.md": skillMD("a"), "a/target": {Data: []byte("t")}}
+	for i := range 9 {
+		next := "target"
+		if i < 8 {
+			next = "l" + string(rune('1'+i))
+		}
+		fsys["a/l"+string(rune('0'+i))] = link(next)
+	}
+	return fsys
+}
+
+// A file system whose Stat says less than the file holds: the read itself
+// is bounded.
+type lyingFS struct{ fstest.MapFS }
+
+type lyingFile struct{ fs.File }
+type lyingInfo struct{ fs.FileInfo }
+
+func (f lyingFS) Open(name string) (fs.File, error) {
+	file, err := f.MapFS.Open(name)
+	if err != nil || name != "a/big" {
+		return file, err
+	}
+	return lyingFile{file}, nil
+}
+func (f lyingFile) Stat() (fs.FileInfo, error) {
+	info, err := f.File.Stat()
+	return lyingInfo{info}, err
+}
+func (lyingInfo) Size() int64 { return 1 }
+
+func TestServeBoundsTheRead(t *testing.T) {
+	fsys := lyingFS{fstest.MapFS{"a/SKILL.md": skillMD("a"), "a/big": {Data: make([]byte, 500)}}}
+	err := tryServe(fsys, &skills.Options{MaxSkillSize: 100})
+	var re *skills.RefusedError
+	if !errors.As(err, &re) || re.Path != "a/big" || !strings.Contains(re.Reason, "over the limit of 100 bytes") {
+		t.Errorf("Serve = %v, want a/big refused", err)
 	}
 }
 

@@ -101,3 +101,34 @@ func TestReloadAnnounces(t *testing.T) {
 		t.Errorf("after removing a skill: %d skills", n)
 	}
 }
+
+// A file whose listing changes but not its bytes (a nested skill's file,
+// once its enclosing skill is gone, is named from the nested skill's
+// root) is announced in the list change, not as updated.
+func TestReloadUpdatesOnlyChangedContent(t *testing.T) {
+	ctx := context.Background()
+	fsys := fstest.MapFS{
+		"outer/SKILL.md":       skillMD("outer"),
+		"outer/inner/SKILL.md": skillMD("inner"),
+		"outer/inner/x.md":     {Data: []byte("x")},
+	}
+	s, cat := serve(t, fsys, nil)
+	sess := session(t, s, nil)
+	x := "skill://outer/inner/x.md"
+	sub, err := sess.Listen(ctx, mcp.SubscriptionFilter{ResourcesListChanged: true, ResourceSubscriptions: []string{x}})
+	mustOK(t, err)
+	defer sub.Close()
+
+	delete(fsys, "outer/SKILL.md")
+	mustOK(t, cat.Reload())
+	if got := nextEvent(t, sub); got != mcp.NotificationResourceListChanged {
+		t.Fatalf("after removing the enclosing skill: %s", got)
+	}
+	fsys["outer/inner/x.md"] = &fstest.MapFile{Data: []byte("x2")}
+	mustOK(t, cat.Reload())
+	for _, want := range []string{mcp.NotificationResourceListChanged, mcp.NotificationResourceUpdated + " " + x} {
+		if got := nextEvent(t, sub); got != want {
+			t.Errorf("after changing x.md: %s, want %s (x.md announced as updated when only its listing changed?)", got, want)
+		}
+	}
+}
