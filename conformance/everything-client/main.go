@@ -54,6 +54,12 @@ var scenarios = map[string]scenario{
 	"json-schema-2020-12-preservation": schemaPreservation,
 	"sep-2322-client-request-state":    requestState,
 
+	// The skills extension (skills.go).
+	"sep-2640-client-no-prefetch":        skillsList,
+	"sep-2640-client-verify-digest":      skillsLoad,
+	"sep-2640-client-verify-size":        skillsLoad,
+	"sep-2640-client-verify-frontmatter": skillsLoad,
+
 	// 2025-11-25 scenarios: a legacy session (see connect).
 	"initialize":                          initialize,
 	"elicitation-sep1034-client-defaults": elicitationDefaults,

@@ -127,7 +127,7 @@ func newFixture() (*fixture, error) {
 			Bridge: &server.BridgeOptions{},
 		}),
 	}
-	for _, register := range []func() error{f.registerTools, f.registerPrompts, f.registerResources, f.registerCompletion} {
+	for _, register := range []func() error{f.registerTools, f.registerPrompts, f.registerResources, f.registerCompletion, f.registerSkills} {
 		if err := register(); err != nil {
 			return nil, err
 		}
