@@ -115,13 +115,16 @@ type tap struct {
 
 	mu       sync.Mutex
 	sent     [][]byte
+	targets  []string // the target each sent message was written with (transport.WithTarget)
 	received [][]byte
 }
 
 func (w *tap) Write(ctx context.Context, msg []byte) error {
 	spectest.ValidateMessage(w.t, mcp.LatestVersion, msg, "")
+	target, _ := transport.TargetFrom(ctx)
 	w.mu.Lock()
 	w.sent = append(w.sent, bytes.Clone(msg))
+	w.targets = append(w.targets, target)
 	w.mu.Unlock()
 	return w.Conn.Write(ctx, msg)
 }
@@ -150,6 +153,21 @@ func (w *tap) decode(list *[][]byte) []wireMsg {
 	out := make([]wireMsg, len(raws))
 	for i, raw := range raws {
 		out[i] = decodeWire(w.t, raw)
+	}
+	return out
+}
+
+// Targets returns the targets the requests of method were written with, in
+// order: what Streamable HTTP sends as Mcp-Name ("" for none).
+func (w *tap) Targets(method string) []string {
+	w.mu.Lock()
+	sent, targets := append([][]byte(nil), w.sent...), append([]string(nil), w.targets...)
+	w.mu.Unlock()
+	var out []string
+	for i, raw := range sent {
+		if m := decodeWire(w.t, raw); m.isRequest() && m.Method == method {
+			out = append(out, targets[i])
+		}
 	}
 	return out
 }

@@ -13,6 +13,9 @@ import (
 // Call is what a multi-round-trip call asks for: the method and its target
 // (a tool or prompt name and arguments, or a resource URI). It is the same
 // on every round: a retry is the original call repeated, not a new one.
+// It is plain data, the description of a request (a Pending persists it);
+// mcpserver.Call, on the other side, is the server's handle on a call it
+// serves.
 type Call struct {
 	// Method is mcp.MethodCallTool, mcp.MethodGetPrompt or
 	// mcp.MethodReadResource.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -48,7 +49,7 @@ func (s *Session) declaresTasks() bool {
 // awaitTask waits for the task t that answered call, and cancels it when
 // the caller gives up: CallTool's caller never sees the task.
 func (s *Session) awaitTask(ctx context.Context, call *Call, t *mcp.CreateTaskResult) (*mcp.CallToolResult, error) {
-	return s.newTask(call, t.TaskID).wait(ctx, t.PollIntervalMs, true)
+	return s.createdTask(call, t).wait(ctx, true)
 }
 
 // Task is a handle on a task of the tasks extension, for callers who want
@@ -57,6 +58,12 @@ func (s *Session) awaitTask(ctx context.Context, call *Call, t *mcp.CreateTaskRe
 // a restart: the id is all a task needs, as long as the session
 // authenticates as the principal that created it). Its methods are one
 // request each, except Wait. A Task is safe for concurrent use.
+//
+// A Task remembers what it heard of the task: when the last word about it
+// arrived (its creation, or the last answer to Status) and the server's
+// pollIntervalMs, so that Wait's first poll keeps the interval the
+// server asked for, and the keys of the questions it answered, so that
+// Wait does not ask the person twice.
 type Task struct {
 	// ID is the task's id.
 	ID string
@@ -64,6 +71,23 @@ type Task struct {
 	// call is what the task answers, as the callbacks see it in a
 	// Pending; a task taken up by id knows only that it is a tool call.
 	call Call
+	// st is shared by copies of the handle.
+	st *taskState
+}
+
+// taskState is what a Task heard of its task.
+type taskState struct {
+	mu sync.Mutex
+	// last is when the last word about the task arrived: the
+	// CreateTaskResult, or the answer to a tasks/get. Zero for a task
+	// taken up by id, until its first Status.
+	last time.Time
+	// interval is the server's latest pollIntervalMs; 0 when it gave none.
+	interval time.Duration
+	// answered holds the keys of the questions this handle answered: a
+	// key names one question for the task's whole life (the extension
+	// says so), so one answered is never asked of the person again.
+	answered map[string]bool
 }
 
 // StartTool calls tool name like CallTool, running any rounds the server
@@ -86,7 +110,7 @@ func (s *Session) StartTool(ctx context.Context, name string, args any) (*mcp.Ca
 		return r, nil, nil
 	case *mcp.CreateTaskResult:
 		if s.declaresTasks() {
-			return nil, s.newTask(call, r.TaskID), nil
+			return nil, s.createdTask(call, r), nil
 		}
 	}
 	rt := string(res.ResultHeader().ResultType)
@@ -95,29 +119,85 @@ func (s *Session) StartTool(ctx context.Context, name string, args any) (*mcp.Ca
 }
 
 // Task returns a handle on the task with id, such as one another process
-// started; nothing is sent until its methods are called.
+// started; nothing is sent until its methods are called. The handle knows
+// nothing of the task yet: Wait's first poll goes at once.
 func (s *Session) Task(id string) *Task {
 	return s.newTask(&Call{Method: mcp.MethodCallTool}, id)
 }
 
 func (s *Session) newTask(call *Call, id string) *Task {
-	return &Task{ID: id, s: s, call: *call}
+	return &Task{ID: id, s: s, call: *call, st: &taskState{}}
+}
+
+// createdTask is the handle on the task t that the server created for
+// call just now: the interval runs from here.
+func (s *Session) createdTask(call *Call, t *mcp.CreateTaskResult) *Task {
+	task := s.newTask(call, t.TaskID)
+	task.st.heard(time.Now(), t.PollIntervalMs)
+	return task
+}
+
+// heard records a word about the task that arrived at now with the
+// server's interval ms (0: none given, the last one stands).
+func (st *taskState) heard(now time.Time, ms int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.last = now
+	if ms > 0 {
+		st.interval = time.Duration(ms) * time.Millisecond
+	}
 }
 
 // Status asks the server for the task's state (one tasks/get): its
 // status, and the result (completed), error (failed) or questions
-// (input_required) that go with it. Result turns a finished state into
-// what CallTool would return.
+// (input_required) that go with it. TaskResult turns a finished state into
+// what CallTool would return. Status sends at once, whatever the server's
+// pollIntervalMs: keeping to it is the caller's part (Wait does).
 func (t *Task) Status(ctx context.Context) (*mcp.GetTaskResult, error) {
-	return CallMethod[mcp.GetTaskResult](ctx, t.s, mcp.MethodGetTask, &mcp.GetTaskRequestParams{TaskID: t.ID}, &MethodOptions{Target: t.ID})
+	g, err := CallMethod[mcp.GetTaskResult](ctx, t.s, mcp.MethodGetTask, &mcp.GetTaskRequestParams{TaskID: t.ID}, &MethodOptions{Target: t.ID})
+	if err != nil {
+		return nil, err
+	}
+	t.st.heard(time.Now(), g.PollIntervalMs)
+	return g, nil
 }
 
 // Answer delivers answers to the task's open questions (one tasks/update),
-// keyed as the questions were. Answers to questions the task no longer
-// waits on are dropped by the server.
+// keyed as the questions were and already encoded, as Session.Fulfil
+// returns them; Respond takes them typed. Answers to questions the task
+// no longer waits on are dropped by the server. The keys answered are not
+// asked again by Wait.
 func (t *Task) Answer(ctx context.Context, responses mcp.InputResponses) error {
 	_, err := CallMethod[mcp.EmptyResult](ctx, t.s, mcp.MethodUpdateTask, &mcp.UpdateTaskRequestParams{TaskID: t.ID, InputResponses: responses}, &MethodOptions{Target: t.ID})
-	return err
+	if err != nil {
+		return err
+	}
+	t.st.mu.Lock()
+	defer t.st.mu.Unlock()
+	if t.st.answered == nil {
+		t.st.answered = make(map[string]bool, len(responses))
+	}
+	for k := range responses {
+		t.st.answered[k] = true
+	}
+	return nil
+}
+
+// Respond is Answer with typed answers: each is what the question under
+// its key asked for, an *mcp.ElicitResult, *mcp.CreateMessageResult or
+// *mcp.ListRootsResult. An answer that cannot be encoded fails Respond
+// before anything is sent, with an error naming its key.
+func (t *Task) Respond(ctx context.Context, answers map[string]mcp.InputResponse) error {
+	responses := make(mcp.InputResponses, len(answers))
+	for k, a := range answers {
+		if a == nil {
+			return fmt.Errorf("client: the answer to input %q of task %s is nil", k, t.ID)
+		}
+		if err := responses.Set(k, a); err != nil {
+			return fmt.Errorf("client: encoding the answer to input %q of task %s: %w", k, t.ID, err)
+		}
+	}
+	return t.Answer(ctx, responses)
 }
 
 // Cancel asks the server to stop the task (one tasks/cancel). Cancelling
@@ -131,15 +211,23 @@ func (t *Task) Cancel(ctx context.Context) error {
 // client's callbacks as CallTool does, and returns its result (or the
 // failed task's *jsonrpc.Error, or ErrTaskCancelled). When ctx ends first
 // it returns ctx's error and leaves the task running: Cancel stops it.
+//
+// Polls keep the server's pollIntervalMs (capped by
+// LoopOptions.MaxPollInterval; a second when the server gave none),
+// counted from the last word about the task: a task from StartTool is
+// first polled one interval after its creation, one taken up by id at
+// once. Answering a question does not hasten the next poll.
 func (t *Task) Wait(ctx context.Context) (*mcp.CallToolResult, error) {
-	return t.wait(ctx, 0, false)
+	return t.wait(ctx, false)
 }
 
-// Result returns what a finished task's state g means to a caller: the
-// tool's result (completed; a tool error is a result with IsError), the
-// task's error as a *jsonrpc.Error (failed), or ErrTaskCancelled. done is
-// false while the task is working or waiting for input.
-func Result(g *mcp.GetTaskResult) (res *mcp.CallToolResult, done bool, err error) {
+// TaskResult returns what a finished task's state g means to a caller:
+// the tool's result (completed; a tool error is a result with IsError),
+// the task's error as a *jsonrpc.Error (failed), or ErrTaskCancelled.
+// done is false while the task is working or waiting for input. A
+// completed task's result is read with or without its own resultType
+// "complete" (older Parley servers stored it without).
+func TaskResult(g *mcp.GetTaskResult) (res *mcp.CallToolResult, done bool, err error) {
 	switch g.Status {
 	case mcp.TaskCompleted:
 		out, err := mcp.DecodeCallToolOutcome(g.ToolResult)
@@ -165,64 +253,88 @@ func Result(g *mcp.GetTaskResult) (res *mcp.CallToolResult, done bool, err error
 	return nil, true, &InvalidResponseError{Method: mcp.MethodGetTask, Err: fmt.Errorf("unknown task status %q", g.Status)}
 }
 
-// wait polls until the task finishes, starting with the server's interval
-// ms; cancelOnEnd cancels the task when the wait ends without its end.
-func (t *Task) wait(ctx context.Context, interval int64, cancelOnEnd bool) (*mcp.CallToolResult, error) {
+// Result is TaskResult.
+//
+// Deprecated: use TaskResult, whose name says what it reads.
+func Result(g *mcp.GetTaskResult) (res *mcp.CallToolResult, done bool, err error) {
+	return TaskResult(g)
+}
+
+// wait polls until the task finishes; cancelOnEnd cancels the task when
+// the wait ends without its end.
+func (t *Task) wait(ctx context.Context, cancelOnEnd bool) (*mcp.CallToolResult, error) {
 	s := t.s
 	giveUp := func() {
 		if cancelOnEnd {
 			s.cancelTask(t.ID)
 		}
 	}
-	for polls := 0; ; polls++ {
+	// polls counts tasks/get only: answering is not polling.
+	for polls := 0; ; {
 		if polls >= s.client.loop.maxTaskPolls {
 			giveUp()
 			return nil, &TaskPollsExceededError{TaskID: t.ID, Polls: polls, Cancelled: cancelOnEnd}
 		}
-		if polls > 0 {
-			if err := sleep(ctx, s.pollWait(interval)); err != nil {
-				giveUp()
-				return nil, err
-			}
+		if err := sleep(ctx, t.untilNextPoll()); err != nil {
+			giveUp()
+			return nil, err
 		}
 		g, err := t.Status(ctx)
+		polls++
 		if err != nil {
 			if ctx.Err() != nil {
 				giveUp()
 			}
 			return nil, err
 		}
-		if g.PollIntervalMs > 0 {
-			interval = g.PollIntervalMs
-		}
-		if res, done, err := Result(g); done {
+		if res, done, err := TaskResult(g); done {
 			return res, err
 		}
-		if g.Status != mcp.TaskInputRequired || len(g.InputRequests) == 0 {
-			continue // working, or answered meanwhile: poll again
+		open := t.unanswered(g)
+		if g.Status != mcp.TaskInputRequired || len(open) == 0 {
+			continue // working, or waiting on answers already sent: poll again
 		}
-		responses, err := s.Fulfil(ctx, &Pending{Call: t.call, InputRequests: g.InputRequests})
+		responses, err := s.Fulfil(ctx, &Pending{Call: t.call, InputRequests: open})
+		if err == nil {
+			err = t.Answer(ctx, responses)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				giveUp()
 			}
 			return nil, err
 		}
-		if err := t.Answer(ctx, responses); err != nil {
-			return nil, err
-		}
-		polls-- // an answer is not a poll: ask again at once
 	}
 }
 
-// pollWait is the wait before the next poll: the server's interval, or a
-// second, capped by LoopOptions.MaxPollInterval.
-func (s *Session) pollWait(ms int64) time.Duration {
-	d := time.Second
-	if ms > 0 {
-		d = time.Duration(ms) * time.Millisecond
+// unanswered returns the questions of g that this handle has not answered.
+func (t *Task) unanswered(g *mcp.GetTaskResult) mcp.InputRequests {
+	t.st.mu.Lock()
+	defer t.st.mu.Unlock()
+	open := make(mcp.InputRequests, len(g.InputRequests))
+	for k, r := range g.InputRequests {
+		if !t.st.answered[k] {
+			open[k] = r
+		}
 	}
-	return min(d, s.client.loop.maxPollInterval)
+	return open
+}
+
+// untilNextPoll is how long to wait before the next tasks/get: the
+// server's interval, or a second, capped by LoopOptions.MaxPollInterval,
+// counted from the last word about the task; nothing before the first
+// word a handle taken up by id hears.
+func (t *Task) untilNextPoll() time.Duration {
+	t.st.mu.Lock()
+	last, d := t.st.last, t.st.interval
+	t.st.mu.Unlock()
+	if last.IsZero() {
+		return 0
+	}
+	if d <= 0 {
+		d = time.Second
+	}
+	return time.Until(last.Add(min(d, t.s.client.loop.maxPollInterval)))
 }
 
 // cancelTask tells the server to stop task id, best effort, when the

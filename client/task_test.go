@@ -134,7 +134,7 @@ func TestCallToolTaskEnds(t *testing.T) {
 
 // TestTaskHandle: StartTool hands over the task instead of waiting; its
 // state is read, its question answered by hand and its result read with
-// Result; Wait whose context ends leaves the task running, and a second
+// TaskResult; Wait whose context ends leaves the task running, and a second
 // session takes it up by id and waits for it with its callbacks; Cancel
 // stops a task and is a no-op on a finished one.
 func TestTaskHandle(t *testing.T) {
@@ -162,7 +162,7 @@ func TestTaskHandle(t *testing.T) {
 		if err != nil || g.Status != mcp.TaskInputRequired || g.InputRequests["name"] == nil {
 			t.Fatalf("Status: %+v %v", g, err)
 		}
-		if _, done, err := client.Result(g); done || err != nil {
+		if _, done, err := client.TaskResult(g); done || err != nil {
 			t.Errorf("Result of a waiting task: done %v, %v", done, err)
 		}
 		if err := task.Answer(ctx, mcp.InputResponses{"name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}); err != nil {
@@ -170,7 +170,7 @@ func TestTaskHandle(t *testing.T) {
 		}
 		synctest.Wait()
 		g, _ = task.Status(ctx)
-		res, done, err := client.Result(g)
+		res, done, err := client.TaskResult(g)
 		if !done || err != nil || res.Content[0].(*mcp.TextContent).Text != "hello Ada" {
 			t.Fatalf("Result: %+v %v %v", res, done, err)
 		}

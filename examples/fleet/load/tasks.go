@@ -153,7 +153,7 @@ func runTasks(ctx context.Context, url string, instances []string, n int, kill s
 		if ft.cancel {
 			err = t.Cancel(ctx)
 		} else {
-			err = t.Answer(ctx, mcp.InputResponses{"go": json.RawMessage(`{"action":"accept","content":{"ok":true}}`)})
+			err = t.Respond(ctx, map[string]mcp.InputResponse{"go": &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"ok": true}}})
 		}
 		// A dead instance's task may already be failed: refused, and
 		// judged below.
@@ -190,7 +190,7 @@ func settle(ctx context.Context, live []*client.Session, ft *fleetTask, victim s
 			fmt.Fprintf(os.Stderr, "tasks: polling %s: %v\n", ft.id, err)
 			return outWrong
 		}
-		res, done, err := client.Result(g)
+		res, done, err := client.TaskResult(g)
 		if !done {
 			time.Sleep(50 * time.Millisecond)
 			continue
