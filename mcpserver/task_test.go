@@ -69,7 +69,7 @@ func TestTaskTool(t *testing.T) {
 		}
 		close(release)
 		synctest.Wait()
-		if g := getTask(t, tasksSess, created.TaskID); g.Status != mcp.TaskCompleted || string(g.ToolResult) != `{"content":[{"type":"text","text":"done x"}]}` {
+		if g := getTask(t, tasksSess, created.TaskID); g.Status != mcp.TaskCompleted || string(g.ToolResult) != `{"resultType":"complete","content":[{"type":"text","text":"done x"}]}` {
 			t.Errorf("after: %s %s", g.Status, g.ToolResult)
 		}
 
@@ -101,7 +101,7 @@ func TestTaskTool(t *testing.T) {
 			t.Fatalf("round 2: %#v", res)
 		}
 		synctest.Wait()
-		if g := getTask(t, tasksSess, created.TaskID); g.Status != mcp.TaskCompleted || string(g.ToolResult) != `{"content":[{"type":"text","text":"hello Ada"}]}` {
+		if g := getTask(t, tasksSess, created.TaskID); g.Status != mcp.TaskCompleted || string(g.ToolResult) != `{"resultType":"complete","content":[{"type":"text","text":"hello Ada"}]}` {
 			t.Errorf("composed: %s %s", g.Status, g.ToolResult)
 		}
 	})

@@ -168,6 +168,22 @@ func TestEndToEnd(t *testing.T) {
 			if err != nil || textOf(res) != "ok" {
 				t.Errorf("done: %v %v", textOf(res), err)
 			}
+			// The stored result, as tasks/get carries it over this
+			// transport, is a complete CallToolResult: resultType included.
+			_, task, err := sess.StartTool(ctx, "done", nil)
+			if err != nil || task == nil {
+				t.Fatalf("StartTool: %v %v", task, err)
+			}
+			if _, err := task.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			g, err := task.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"resultType":"complete","content":[{"type":"text","text":"ok"}]}`; string(g.ToolResult) != want {
+				t.Errorf("tasks/get's result %s, want %s", g.ToolResult, want)
+			}
 
 			_, err = sess.CallTool(ctx, "fail", nil)
 			var rpc *jsonrpc.Error

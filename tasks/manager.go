@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/requeststate"
@@ -222,7 +224,11 @@ func (m *Manager) execute(ctx context.Context, run *Run, body Body) {
 			m.log.Error("tasks: a body returned neither a result nor an error", "task", run.id)
 			r.Status, r.Error = mcp.TaskFailed, m.errorObject(run.id, wire.Internal(""))
 		default:
-			b, merr := json.Marshal(res)
+			// The result is kept as a complete 2026-07-28 CallToolResult,
+			// which carries its resultType (clients validate it as one).
+			done := *res
+			done.ResultType = mcp.ResultTypeComplete
+			b, merr := json.Marshal(&done)
 			if merr != nil {
 				m.log.Error("tasks: encoding a task's result failed", "task", run.id, "err", merr)
 				r.Status, r.Error = mcp.TaskFailed, m.errorObject(run.id, wire.Internal(""))
@@ -337,7 +343,7 @@ func (m *Manager) detailed(r *Record) *mcp.GetTaskResult {
 	res := &mcp.GetTaskResult{Task: m.task(r)}
 	switch r.Status {
 	case mcp.TaskCompleted:
-		res.ToolResult = r.Result
+		res.ToolResult = withResultType(r.Result)
 	case mcp.TaskFailed:
 		res.Error = r.Error
 	case mcp.TaskInputRequired:
@@ -349,6 +355,29 @@ func (m *Manager) detailed(r *Record) *mcp.GetTaskResult {
 		}
 	}
 	return res
+}
+
+// withResultType returns the stored result res with resultType
+// "complete" when it has none: a task completed before stored results
+// carried it is served as one completed since.
+func withResultType(res json.RawMessage) json.RawMessage {
+	has := false
+	jsontext.Members(res, func(key, _ []byte) {
+		if string(key) == "resultType" {
+			has = true
+		}
+	})
+	i := bytes.IndexByte(res, '{')
+	if has || i < 0 {
+		return res
+	}
+	rest := bytes.TrimLeft(res[i+1:], " \t\r\n")
+	out := make(json.RawMessage, 0, len(res)+len(`"resultType":"complete",`)+1)
+	out = append(out, `{"resultType":"complete"`...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
 }
 
 // change applies f to the task id names, in one store update, if req's

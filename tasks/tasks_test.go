@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -394,5 +395,58 @@ func TestProgress(t *testing.T) {
 			t.Errorf("after a cancel: %q (%s)", g.StatusMessage, g.Status)
 		}
 		close(next)
+	})
+}
+
+// TestResultType: a completed task's result is a complete 2026-07-28
+// CallToolResult, resultType included (the TypeScript tasks client
+// validates it as one), whatever resultType the body set; a task stored
+// before results carried it is served with it added, its content intact.
+func TestResultType(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, nil)
+		f.bodies["done"] = func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("ok"), nil
+		}
+		f.bodies["odd"] = func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
+			res := mcp.TextResult("odd")
+			res.ResultType = mcp.ResultTypeInputRequired
+			return res, nil
+		}
+		for name, want := range map[string]string{
+			"done": `{"resultType":"complete","content":[{"type":"text","text":"ok"}]}`,
+			"odd":  `{"resultType":"complete","content":[{"type":"text","text":"odd"}]}`,
+		} {
+			id := f.start("alice", name)
+			synctest.Wait()
+			if g := f.mustGet("alice", id); string(g.ToolResult) != want {
+				t.Errorf("%s: result %s, want %s", name, g.ToolResult, want)
+			}
+			if r, err := f.store.Get(context.Background(), id); err != nil || string(r.Result) != want {
+				t.Errorf("%s: stored %s (%v), want %s", name, r.Result, err, want)
+			}
+		}
+
+		now := time.Now().UTC()
+		for i, c := range []struct{ stored, want string }{
+			{`{"content":[{"type":"text","text":"old"}],"isError":true}`, `{"resultType":"complete","content":[{"type":"text","text":"old"}],"isError":true}`},
+			{` { "content":[] }`, `{"resultType":"complete","content":[]}`}, // served compact
+			{`{}`, `{"resultType":"complete"}`},
+			{`{"_meta":{"x":1},"resultType":"complete","content":[]}`, `{"_meta":{"x":1},"resultType":"complete","content":[]}`},
+		} {
+			stored, want := c.stored, c.want
+			id := "old-" + strconv.Itoa(i)
+			if err := f.store.Create(context.Background(), &tasks.Record{ID: id, Principal: "", Status: mcp.TaskCompleted, Created: now, Updated: now, Result: json.RawMessage(stored)}); err != nil {
+				t.Fatal(err)
+			}
+			g := f.mustGet("", id)
+			if string(g.ToolResult) != want {
+				t.Errorf("stored %s: served %s, want %s", stored, g.ToolResult, want)
+			}
+			var res mcp.CallToolResult
+			if err := json.Unmarshal(g.ToolResult, &res); err != nil || res.ResultType != mcp.ResultTypeComplete {
+				t.Errorf("served %s: %v", g.ToolResult, err)
+			}
+		}
 	})
 }

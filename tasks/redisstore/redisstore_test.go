@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -286,8 +285,8 @@ func TestAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := waitStatus(t, b, id, mcp.TaskCompleted)
-	if want := `"text":"decline"`; !strings.Contains(string(g.ToolResult), want) {
-		t.Errorf("result %s", g.ToolResult)
+	if want := `{"resultType":"complete","content":[{"type":"text","text":"decline"}]}`; string(g.ToolResult) != want {
+		t.Errorf("result %s, want %s", g.ToolResult, want)
 	}
 
 	id = a.start("hang")
@@ -351,5 +350,25 @@ func waitStatus(t *testing.T, in *instance, id string, want mcp.TaskStatus) *mcp
 			t.Fatalf("task %s is %s after %v, want %s", id, g.Status, testwait.FailAfter, want)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestStoredBeforeResultType: a completed task written by a version that
+// stored results without resultType (this JSON is what it wrote) is served
+// with resultType "complete" added, the rest as it was.
+func TestStoredBeforeResultType(t *testing.T) {
+	rs := redistest.Start(t)
+	ctx := context.Background()
+	created := time.Now().UTC().Truncate(time.Millisecond)
+	old := `{"id":"old1","principal":"","status":"completed","created":"` + created.Format(time.RFC3339Nano) +
+		`","updated":"` + created.Format(time.RFC3339Nano) + `","expires":"` + created.Add(time.Hour).Format(time.RFC3339Nano) +
+		`","result":{"content":[{"type":"text","text":"from before"}]},"owner":"instance-1"}`
+	if err := rs.Client(t).Set(ctx, redisstore.DefaultPrefix+"task:old1", old, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a := newInstance(t, redisstore.New(rs.Client(t), nil), nil)
+	g := a.get("old1")
+	if want := `{"resultType":"complete","content":[{"type":"text","text":"from before"}]}`; g.Status != mcp.TaskCompleted || string(g.ToolResult) != want {
+		t.Errorf("served %s %s, want %s", g.Status, g.ToolResult, want)
 	}
 }
