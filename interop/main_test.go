@@ -26,7 +26,7 @@ var (
 // server instead of running tests: the TypeScript client starts it as its
 // stdio server. "stdio" serves newParleyServer; "bridge" is `parley
 // bridge`, the bridge package on stdin and stdout, to the URL in
-// bridgeURLEnv.
+// bridgeURLEnv; "tasks" serves newParleyTasksServer.
 const serveEnv = "PARLEY_INTEROP_SERVE"
 
 // bridgeURLEnv is the remote server's URL of the "bridge" stdio server.
@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 		os.Exit(serveStdio())
 	case "bridge":
 		os.Exit(serveBridge())
+	case "tasks":
+		os.Exit(serveTasksStdio())
 	}
 	dir, err := setup()
 	setupErr = err
