@@ -5,7 +5,9 @@
 // generation (sessionful, stateless, stdio-only) and calls a tool that
 // elicits; the TypeScript client, in its legacy and automatic modes, does
 // the same against Parley's server, and through the bridge (package
-// bridge) to a server of the other generation. It is a module of its own,
-// so that `go test ./...` at the root never needs Node.js; `make interop`
-// (part of `make test`) runs it. See README.md.
+// bridge) to a server of the other generation. The tasks extension is run
+// both ways against its own package, @modelcontextprotocol/ext-tasks
+// (tasks_test.go). It is a module of its own, so that `go test ./...` at
+// the root never needs Node.js; `make interop` (part of `make test`) runs
+// it. See README.md.
 package interop

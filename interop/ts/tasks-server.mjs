@@ -244,7 +244,7 @@ function newServer() {
 if (kind === 'stdio') {
     serveStdio(() => newServer(), { legacy: 'reject' });
 } else {
-    const handler = createMcpHandler(() => newServer(), { legacy: 'reject', responseMode: 'json' });
+    const handler = createMcpHandler(() => newServer(), { legacy: 'reject' });
     const http = createServer(async (req, res) => {
         try {
             const chunks = [];
