@@ -62,8 +62,8 @@ func (s *Session) awaitTask(ctx context.Context, call *Call, t *mcp.CreateTaskRe
 // A Task remembers what it heard of the task: when the last word about it
 // arrived (its creation, or the last answer to Status) and the server's
 // pollIntervalMs, so that Wait's first poll keeps the interval the
-// server asked for, and the keys of the questions it answered, so that
-// Wait does not ask the person twice.
+// server asked for, and the questions it answered, so that Wait does not
+// ask the person twice when a poll still shows one.
 type Task struct {
 	// ID is the task's id.
 	ID string
@@ -84,10 +84,15 @@ type taskState struct {
 	last time.Time
 	// interval is the server's latest pollIntervalMs; 0 when it gave none.
 	interval time.Duration
-	// answered holds the keys of the questions this handle answered: a
-	// key names one question for the task's whole life (the extension
-	// says so), so one answered is never asked of the person again.
-	answered map[string]bool
+	// seen holds the questions of the last input_required state the
+	// handle read, each as its JSON encoding, by key.
+	seen map[string]string
+	// answered holds the questions this handle answered, as seen holds
+	// them ("" for an answer to a question the handle never read). A poll
+	// that shows one of them again (the server acknowledged the answer
+	// before taking it in) asks nothing; a different question under a
+	// key already answered is a new question.
+	answered map[string]string
 }
 
 // StartTool calls tool name like CallTool, running any rounds the server
@@ -159,14 +164,38 @@ func (t *Task) Status(ctx context.Context) (*mcp.GetTaskResult, error) {
 		return nil, err
 	}
 	t.st.heard(time.Now(), g.PollIntervalMs)
+	if g.Status == mcp.TaskInputRequired {
+		t.st.saw(g.InputRequests)
+	}
 	return g, nil
+}
+
+// saw records the questions of an input_required state.
+func (st *taskState) saw(requests mcp.InputRequests) {
+	seen := make(map[string]string, len(requests))
+	for k, r := range requests {
+		seen[k] = questionKey(r)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.seen = seen
+}
+
+// questionKey is what tells two questions under one key apart: the
+// request's encoding ("" when it has none, which nothing else matches).
+func questionKey(r mcp.InputRequest) string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // Answer delivers answers to the task's open questions (one tasks/update),
 // keyed as the questions were and already encoded, as Session.Fulfil
 // returns them; Respond takes them typed. Answers to questions the task
-// no longer waits on are dropped by the server. The keys answered are not
-// asked again by Wait.
+// no longer waits on are dropped by the server. The questions answered
+// (as the handle's last Status showed them) are not asked again by Wait.
 func (t *Task) Answer(ctx context.Context, responses mcp.InputResponses) error {
 	_, err := CallMethod[mcp.EmptyResult](ctx, t.s, mcp.MethodUpdateTask, &mcp.UpdateTaskRequestParams{TaskID: t.ID, InputResponses: responses}, &MethodOptions{Target: t.ID})
 	if err != nil {
@@ -175,10 +204,10 @@ func (t *Task) Answer(ctx context.Context, responses mcp.InputResponses) error {
 	t.st.mu.Lock()
 	defer t.st.mu.Unlock()
 	if t.st.answered == nil {
-		t.st.answered = make(map[string]bool, len(responses))
+		t.st.answered = make(map[string]string, len(responses))
 	}
 	for k := range responses {
-		t.st.answered[k] = true
+		t.st.answered[k] = t.st.seen[k]
 	}
 	return nil
 }
@@ -307,13 +336,17 @@ func (t *Task) wait(ctx context.Context, cancelOnEnd bool) (*mcp.CallToolResult,
 	}
 }
 
-// unanswered returns the questions of g that this handle has not answered.
+// unanswered returns the questions of g that this handle has not
+// answered: a key it answered counts only with the question it answered
+// under it (a server may not reuse a key for another question, but one
+// that does is asked, not ignored for ever).
 func (t *Task) unanswered(g *mcp.GetTaskResult) mcp.InputRequests {
 	t.st.mu.Lock()
 	defer t.st.mu.Unlock()
 	open := make(mcp.InputRequests, len(g.InputRequests))
 	for k, r := range g.InputRequests {
-		if !t.st.answered[k] {
+		q, ok := t.st.answered[k]
+		if !ok || q != "" && q != questionKey(r) {
 			open[k] = r
 		}
 	}

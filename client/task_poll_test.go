@@ -112,6 +112,42 @@ func TestTaskPollSchedule(t *testing.T) {
 	})
 }
 
+// TestTaskKeyReusedForAnotherQuestion: a server that asks a new question
+// under a key already answered (the extension forbids it, but a body
+// that asks twice with one key does it) is answered again: only the very
+// question answered counts as answered.
+func TestTaskKeyReusedForAnotherQuestion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var asked []string
+		c := taskClient(&client.Options{Elicit: func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+			form := p.(*mcp.ElicitRequestFormParams)
+			asked = append(asked, form.Message)
+			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+		}})
+		sess, f := dialFake(t, c)
+		done := async(func() error { _, err := sess.CallTool(context.Background(), "job", nil); return err })
+		m := f.expect(mcp.MethodCallTool)
+		f.reply(m.ID, taskJSON("task", "working", 100, ""))
+		m = f.expect(mcp.MethodGetTask)
+		f.reply(m.ID, taskJSON("complete", "input_required", 100, askName))
+		m = f.expect(mcp.MethodUpdateTask)
+		f.reply(m.ID, `{"resultType":"complete"}`)
+		m = f.expect(mcp.MethodGetTask)
+		f.reply(m.ID, taskJSON("complete", "input_required", 100, strings.Replace(askName, "Who?", "How old?", 1)))
+		m = f.expect(mcp.MethodUpdateTask)
+		f.reply(m.ID, `{"resultType":"complete"}`)
+		m = f.expect(mcp.MethodGetTask)
+		f.reply(m.ID, taskJSON("complete", "completed", 100, `"result":{"content":[]}`))
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(asked, ",") != "Who?,How old?" {
+			t.Errorf("asked %q, want both questions once", asked)
+		}
+		noMoreRequests(f, sess)
+	})
+}
+
 // TestTaskMaxPollInterval: LoopOptions.MaxPollInterval caps the server's
 // pollIntervalMs, the first poll's wait included; a server that gives no
 // interval is polled every second. A completed task's result that carries
