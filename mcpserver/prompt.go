@@ -167,6 +167,7 @@ func (s *Server) getPrompt(ctx context.Context, req *server.Request, p *mcp.GetP
 	if !ok {
 		return nil, wire.InvalidParams("Invalid params: unknown prompt %q", p.Name)
 	}
+	req.Route = p.Name
 	return e.get(ctx, req, p)
 }
 

@@ -261,6 +261,7 @@ func (s *Server) readResource(ctx context.Context, req *server.Request, p *mcp.R
 	}
 	s.mu.RUnlock()
 	if ok {
+		req.Route = p.URI // registered as it is
 		var res *mcp.ReadResourceResult
 		err := s.guard(ctx, fmt.Sprintf("resource %q", p.URI), func() (err error) { res, err = r.read(ctx, p.URI); return })
 		if err != nil {
@@ -273,6 +274,7 @@ func (s *Server) readResource(ctx context.Context, req *server.Request, p *mcp.R
 	}
 	for _, t := range templates {
 		if vars := t.match.Match(p.URI); vars != nil {
+			req.Route = t.template.URITemplate
 			return t.read(ctx, req, p, vars)
 		}
 	}

@@ -220,6 +220,7 @@ func (s *Server) callTool(ctx context.Context, req *server.Request, p *mcp.CallT
 	if !ok {
 		return nil, wire.InvalidParams("Unknown tool: %s", p.Name)
 	}
+	req.Route = p.Name
 	return e.call(ctx, req, p)
 }
 

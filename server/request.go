@@ -34,6 +34,16 @@ type Request struct {
 	// Meta is the request's _meta. The server has checked that it carries a
 	// supported protocol version and client capabilities.
 	Meta *mcp.RequestMetaObject
+	// Route is what the server registered that serves the request: the
+	// tool or prompt name, or the resource template (or a static
+	// resource's URI) that a resources/read matched. The handler that
+	// resolves the request sets it before it returns (mcpserver does; a
+	// handler of this package sets it itself), and middleware reads it
+	// once the handler has returned, like net/http's Request.Pattern.
+	// It is "" when nothing registered matched, so a name the client
+	// made up never reaches it: telemetry keyed by Route stays within
+	// what the server registered.
+	Route string
 
 	notify     NotifyFunc
 	call       CallFunc   // the back-channel of a legacy session, if it has one
