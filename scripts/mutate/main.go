@@ -193,10 +193,31 @@ func main() {
 
 func pkgOf(file string) string { return "./" + filepath.ToSlash(filepath.Dir(file)) }
 
-// gotest runs the package's tests and classifies the outcome.
-func gotest(dir, pkg string, timeout time.Duration) (status, output string) {
+// moduleOf splits a package path from pkgOf at the module that holds it:
+// the directory of the nearest go.mod at or above it in the copy at root
+// (a nested module such as otel/ has its own), and the package relative
+// to that directory, as go test run there takes it.
+func moduleOf(root, pkg string) (dir, rel string) {
+	d := filepath.Clean(filepath.FromSlash(pkg))
+	for d != "." && d != string(filepath.Separator) {
+		if _, err := os.Stat(filepath.Join(root, d, "go.mod")); err == nil {
+			r, _ := filepath.Rel(d, filepath.Clean(filepath.FromSlash(pkg)))
+			if r == "." {
+				return filepath.Join(root, d), "."
+			}
+			return filepath.Join(root, d), "./" + filepath.ToSlash(r)
+		}
+		d = filepath.Dir(d)
+	}
+	return root, pkg
+}
+
+// gotest runs the package's tests, in the module that holds it, and
+// classifies the outcome.
+func gotest(root, pkg string, timeout time.Duration) (status, output string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
+	dir, pkg := moduleOf(root, pkg)
 	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-failfast", "-timeout", timeout.String(), pkg)
 	cmd.Dir = dir
 	outb, err := cmd.CombinedOutput()
