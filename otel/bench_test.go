@@ -21,6 +21,7 @@ func benchServer(mw server.Middleware) *server.Server {
 		s.Use(mw)
 	}
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		req.Route = p.Name // as mcpserver does: the metric records the name
 		return mcp.TextResult("ok"), nil
 	})
 	return s

@@ -36,6 +36,15 @@ import (
 //     cancel, answered, error) is an attribute and, with its kind, a
 //     count (mcp.client.input_request.count) and a duration
 //     (mcp.client.input_request.duration).
+//
+// What the server chooses is bounded before it reaches a series or a span
+// name: tool and prompt names are recorded as themselves only when
+// Options.ClientNames allows them (by default the first
+// DefaultMaxClientNames of each method), else as OtherName, and the span
+// is then named after the method alone; resource URIs are in the metrics
+// only with Options.ResourceURIs, likewise bounded; and a JSON-RPC error
+// code outside the ranges JSON-RPC reserves is recorded as OtherName. The
+// spans keep every name, URI and code as attributes.
 func (t *Telemetry) ClientMiddleware(next client.Handler) client.Handler {
 	if t.off() {
 		return next
@@ -63,17 +72,19 @@ type callKey struct{}
 
 func (t *Telemetry) clientCall(ctx context.Context, req *client.Request, next client.Handler) (any, error) {
 	target := ""
-	if req.Call.Method != mcp.MethodReadResource {
-		target = req.Call.Name
-	}
 	attrs := []attribute.KeyValue{semconv.McpMethodNameKey.String(req.Method)}
 	switch req.Call.Method {
 	case mcp.MethodCallTool:
 		attrs = append(attrs, semconv.GenAIToolNameKey.String(req.Call.Name), semconv.GenAIOperationNameExecuteTool)
+		target = req.Call.Name
 	case mcp.MethodGetPrompt:
 		attrs = append(attrs, semconv.GenAIPromptNameKey.String(req.Call.Name))
+		target = req.Call.Name
 	case mcp.MethodReadResource:
 		attrs = append(attrs, semconv.McpResourceURI(req.Call.URI))
+	}
+	if target != "" && !t.names(req.Call.Method, target) {
+		target = ""
 	}
 	st := new(callState)
 	ctx = context.WithValue(ctx, callKey{}, st)
@@ -110,7 +121,7 @@ type resultSummary struct {
 
 func (t *Telemetry) clientRequest(ctx context.Context, req *client.Request, next client.Handler) (any, error) {
 	start := t.now()
-	target, attrs := requestAttrs(req.Method, req.Params)
+	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
 	if s := req.Session; s != nil {
 		if v := s.ProtocolVersion(); v != "" {
@@ -119,6 +130,10 @@ func (t *Telemetry) clientRequest(ctx context.Context, req *client.Request, next
 	}
 	if t.transport != "" {
 		attrs = append(attrs, semconv.NetworkTransportKey.String(t.transport))
+	}
+	target, _ := requestTarget(req.Params) // a tool or prompt name, or ""
+	if target != "" && !t.names(req.Method, target) {
+		target = "" // the span is named after the method, the metric says _OTHER
 	}
 	if req.Call != nil {
 		if st, ok := ctx.Value(callKey{}).(*callState); ok {
@@ -132,7 +147,7 @@ func (t *Telemetry) clientRequest(ctx context.Context, req *client.Request, next
 	}
 	var span trace.Span
 	if t.tracing {
-		spanAttrs := attrs[:len(attrs):len(attrs)] // appends copy: attrs goes on to the metric
+		spanAttrs := spanNameAttrs(attrs[:len(attrs):len(attrs)], req.Params) // appends copy: attrs goes on to the metric
 		if req.Call != nil {
 			spanAttrs = append(spanAttrs, AttrRound.Int(req.Round))
 		}
@@ -171,11 +186,12 @@ func (t *Telemetry) clientRequest(ctx context.Context, req *client.Request, next
 			}
 		}
 	}
+	attrs = t.clientMetricNames(attrs, req.Method, req.Params, target)
 	if errType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(peerCode(errType)))
 	}
 	if code != "" {
-		attrs = append(attrs, semconv.RPCResponseStatusCode(code))
+		attrs = append(attrs, semconv.RPCResponseStatusCode(peerCode(code)))
 	}
 	if span != nil {
 		endSpan(span, err, errType, code)

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	parleyotel "github.com/parley-mcp/parley/otel"
 	"github.com/parley-mcp/parley/server"
@@ -30,6 +31,12 @@ func Example() {
 	srv := server.New(mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
 	srv.Use(tel.ServerMiddleware)
 	srv.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.Name != "get_weather" {
+			return nil, wire.InvalidParams("unknown tool %q", p.Name)
+		}
+		// The name is one this server serves: its telemetry may record
+		// it (mcpserver sets Route itself).
+		req.Route = p.Name
 		return mcp.TextResult("sunny"), nil
 	})
 	clientEnd, serverEnd := transport.NewMemoryPipe()

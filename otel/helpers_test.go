@@ -33,11 +33,22 @@ type telemetry struct {
 
 func newTelemetry(t testing.TB) *telemetry {
 	t.Helper()
+	return newTelemetryWith(t, nil)
+}
+
+// newTelemetryWith is newTelemetry with the rest of opts.
+func newTelemetryWith(t testing.TB, opts *parleyotel.Options) *telemetry {
+	t.Helper()
 	spans := tracetest.NewSpanRecorder()
 	reader := sdkmetric.NewManualReader()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tel, err := parleyotel.New(&parleyotel.Options{TracerProvider: tp, MeterProvider: mp, NetworkTransport: "pipe"})
+	var o parleyotel.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	o.NetworkTransport = "pipe"
+	tel, err := parleyotel.New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}

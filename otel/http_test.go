@@ -25,6 +25,7 @@ func TestHTTPHeaderContext(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "http", Version: "1"}, nil)
 	s.Use(tel.ServerMiddleware)
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		req.Route = p.Name
 		return mcp.TextResult("ok"), nil
 	})
 	hs := httptest.NewServer(tel.HTTPHandler(streamhttp.NewHandler(s, nil)))

@@ -76,7 +76,25 @@ const (
 	// tampered, wrong_principal, wrong_request, wrong_audience, replayed,
 	// or error.
 	AttrRejectionReason = attribute.Key("mcp.request_state.rejection.reason")
+	// AttrResourceTemplate is, on the server, what a resources/read
+	// matched: the URI template of a resource template, or the URI of a
+	// resource registered as such (server.Request.Route). Metrics record
+	// it instead of the concrete URI, which the client chooses.
+	AttrResourceTemplate = attribute.Key("mcp.resource.template")
 )
+
+// OtherName is what the metrics record, in the place of a tool name, a
+// prompt name, a resource template or URI, for one the server did not
+// register (on the server) or ClientNames refused (on the client): one
+// fixed value, the conventions' fallback, so that names a peer makes up
+// cannot multiply the series.
+const OtherName = "_OTHER"
+
+// DefaultMaxClientNames is how many distinct names of each method (tools
+// called, prompts got, and with ResourceURIs resources read) the client's
+// metrics and span names record as themselves when Options.ClientNames is
+// nil; later ones are OtherName.
+const DefaultMaxClientNames = 100
 
 // Metric names Parley adds beside the conventions' own, in their style.
 const (
@@ -118,6 +136,28 @@ type Options struct {
 	NetworkTransport string
 	// Now is the clock of the durations. Default: time.Now.
 	Now func() time.Time
+
+	// ResourceURIs puts the concrete URI of a resource request in the
+	// metrics (mcp.resource.uri): on the server for a URI that matched
+	// something registered (beside its mcp.resource.template), on the
+	// client for a URI ClientNames allows. Default false: the server's
+	// metrics record the template only and the client's no URI, since
+	// every URI a template matches, or a server links to, would be a
+	// series of its own. Spans carry the URI either way, as an attribute
+	// (never in their name).
+	ResourceURIs bool
+	// ClientNames decides which names the client's metrics and span names
+	// carry as themselves: tool names (method tools/call), prompt names
+	// (prompts/get) and, with ResourceURIs, resource URIs
+	// (resources/read, resources/subscribe, resources/unsubscribe). A
+	// name it refuses is recorded as OtherName and left out of the span's
+	// name (the span still has it as an attribute). The server chooses
+	// these names (tools/list, resource links), so an untrusted server
+	// could otherwise make a series per name it gets called. It is called
+	// on the request's goroutine, possibly concurrently. Default: the
+	// first DefaultMaxClientNames distinct names of each method, then
+	// OtherName.
+	ClientNames func(method, name string) bool
 }
 
 // Telemetry is the instrumentation of servers and clients. It is safe for
@@ -130,6 +170,8 @@ type Telemetry struct {
 	prop      propagation.TextMapPropagator
 	transport string
 	now       func() time.Time
+	uris      bool                           // Options.ResourceURIs
+	names     func(method, name string) bool // Options.ClientNames, or the default cap
 
 	clientOp        mcpconv.ClientOperationDuration
 	serverOp        mcpconv.ServerOperationDuration
@@ -153,9 +195,12 @@ func New(opts *Options) (*Telemetry, error) {
 	if opts != nil {
 		o = *opts
 	}
-	t := &Telemetry{transport: o.NetworkTransport, now: o.Now, prop: o.Propagator}
+	t := &Telemetry{transport: o.NetworkTransport, now: o.Now, prop: o.Propagator, uris: o.ResourceURIs, names: o.ClientNames}
 	if t.now == nil {
 		t.now = time.Now
+	}
+	if t.names == nil {
+		t.names = newNameCap(DefaultMaxClientNames).admit
 	}
 	tp := o.TracerProvider
 	if tp == nil {

@@ -32,6 +32,9 @@ func provisionServer(t testing.TB, tel *telemetry, policy *requeststate.Policy) 
 	policy.Rejected = tel.StateRejected
 	requeststate.MustProtect(s, policy)
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		// A handler of package server says what it serves: the name its
+		// telemetry may record (Request.Route).
+		req.Route = p.Name
 		switch p.RequestState {
 		case "":
 			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"region": regionForm()}, RequestState: "asked-region"}, nil
@@ -235,6 +238,7 @@ func TestLegacyBackChannel(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "legacy", Version: "1"}, &server.Options{SupportedVersions: []mcp.ProtocolVersion{mcp.Version20251125}})
 	s.Use(tel.ServerMiddleware)
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		req.Route = p.Name
 		raw, err := req.Ask(ctx, regionForm())
 		if err != nil {
 			return nil, err

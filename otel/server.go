@@ -32,6 +32,16 @@ const roundAnnotation = "otel.round"
 // from the HTTP headers, which is then linked instead), and the
 // mcp.server.operation.duration metric. Install it with server.Server.Use.
 //
+// Names come from what the server registered, never from the request
+// alone: the target of a span's name and the tool or prompt name of the
+// metrics is server.Request.Route, which mcpserver sets to the name of
+// the tool or prompt it found (a handler of package server sets it
+// itself); a request that matched nothing is recorded as OtherName and
+// its span named after the method only. A resources/read is recorded by
+// the template it matched (mcp.resource.template), and by its URI only
+// with Options.ResourceURIs; no span name carries a URI. The span keeps
+// the name and URI the client sent as attributes.
+//
 // A round of a multi-round-trip call links to the span of the call's first
 // round and says its round number (mcp.call.round): the first round's
 // span context and the count ride sealed in the requestState, so this
@@ -52,7 +62,7 @@ func (t *Telemetry) ServerMiddleware(next server.Handler) server.Handler {
 				t.serverSession.Record(ctx, d, t.serverSession.AttrProtocolVersion(version))
 			})
 		}
-		target, attrs := requestAttrs(req.Method, req.Params)
+		attrs := make([]attribute.KeyValue, 0, 8)
 		attrs = append(attrs, semconv.McpMethodNameKey.String(req.Method))
 		if v := req.ProtocolVersion(); v != "" {
 			attrs = append(attrs, semconv.McpProtocolVersion(string(v)))
@@ -83,14 +93,17 @@ func (t *Telemetry) ServerMiddleware(next server.Handler) server.Handler {
 			if first.IsValid() {
 				links = append(links, trace.Link{SpanContext: first, Attributes: []attribute.KeyValue{linkKind.String("first_round")}})
 			}
-			spanAttrs := attrs[:len(attrs):len(attrs)] // appends copy: attrs goes on to the metric
+			spanAttrs := spanNameAttrs(attrs[:len(attrs):len(attrs)], req.Params) // appends copy: attrs goes on to the metric
 			if req.ID.IsValid() {
 				spanAttrs = append(spanAttrs, semconv.JSONRPCRequestID(req.ID.String()))
 			}
 			if carrier {
 				spanAttrs = append(spanAttrs, AttrRound.Int(round))
 			}
-			ctx, span = t.tracer.Start(parent, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindServer),
+			// Named after the method until the handler has said what
+			// registered thing served the request (Request.Route): a
+			// name the client made up never names a span.
+			ctx, span = t.tracer.Start(parent, req.Method, trace.WithSpanKind(trace.SpanKindServer),
 				trace.WithAttributes(spanAttrs...), trace.WithLinks(links...))
 			if req.HasBackChannel() {
 				req.WrapBackChannel(t.backChannel)
@@ -129,6 +142,8 @@ func (t *Telemetry) ServerMiddleware(next server.Handler) server.Handler {
 				t.serverRounds.Record(ctx, int64(round), metricAttrs(semconv.McpMethodNameKey.String(req.Method)))
 			}
 		}
+		route := req.Route
+		attrs = t.serverMetricNames(attrs, req.Params, route)
 		var code string
 		if err != nil {
 			errType, code = serverError(err)
@@ -138,6 +153,11 @@ func (t *Telemetry) ServerMiddleware(next server.Handler) server.Handler {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 		}
 		if span != nil {
+			if name, uri := requestTarget(req.Params); route != "" && name != "" {
+				span.SetName(spanName(req.Method, route))
+			} else if route != "" && uri != "" {
+				span.SetAttributes(AttrResourceTemplate.String(route))
+			}
 			endSpan(span, err, errType, code)
 		}
 		t.serverOp.Record(ctx, t.since(start), mcpconv.MethodNameAttr(req.Method), attrs...)
@@ -207,25 +227,6 @@ func rejectionReason(reason string) string {
 // carrierMethod reports whether method may take rounds.
 func carrierMethod(method string) bool {
 	return method == mcp.MethodCallTool || method == mcp.MethodGetPrompt || method == mcp.MethodReadResource
-}
-
-// requestAttrs returns the low-cardinality target of a request (a tool or
-// prompt name) and the attributes that name what it is about.
-func requestAttrs(method string, params any) (string, []attribute.KeyValue) {
-	attrs := make([]attribute.KeyValue, 0, 8)
-	switch p := params.(type) {
-	case *mcp.CallToolRequestParams:
-		attrs = append(attrs, semconv.GenAIToolNameKey.String(p.Name), semconv.GenAIOperationNameExecuteTool)
-		return p.Name, attrs
-	case *mcp.GetPromptRequestParams:
-		attrs = append(attrs, semconv.GenAIPromptNameKey.String(p.Name))
-		return p.Name, attrs
-	case *mcp.ReadResourceRequestParams:
-		attrs = append(attrs, semconv.McpResourceURI(p.URI))
-	case *mcp.SubscribeRequestParams:
-		attrs = append(attrs, semconv.McpResourceURI(p.URI))
-	}
-	return "", attrs
 }
 
 // spanName is "{mcp.method.name} {target}", or the method alone.

@@ -18,6 +18,7 @@ func TestSessionDurations(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "legacy", Version: "1"}, &server.Options{SupportedVersions: []mcp.ProtocolVersion{mcp.Version20251125}})
 	s.Use(tel.ServerMiddleware)
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		req.Route = p.Name
 		return mcp.TextResult("ok"), nil
 	})
 	opts := accepting(tel)

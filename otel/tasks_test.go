@@ -25,6 +25,7 @@ func TestTaskTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		req.Route = p.Name
 		if !tasks.Declared(req) {
 			return nil, tasks.Required()
 		}

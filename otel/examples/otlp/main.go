@@ -32,6 +32,7 @@ import (
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	parleyotel "github.com/parley-mcp/parley/otel"
 	"github.com/parley-mcp/parley/requeststate"
@@ -123,6 +124,10 @@ func newServer(tel *parleyotel.Telemetry, keys [][]byte) *server.Server {
 	s.Use(tel.ServerMiddleware)
 	requeststate.MustProtect(s, &requeststate.Policy{Keys: keys, Rejected: tel.StateRejected})
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.Name != "provision" {
+			return nil, wire.InvalidParams("unknown tool %q", p.Name)
+		}
+		req.Route = p.Name // a name this server serves: the telemetry records it
 		switch p.RequestState {
 		case "":
 			return &mcp.InputRequiredResult{InputRequests: mcp.InputRequests{"region": mcp.NewElicitFormRequest("Which region?",
