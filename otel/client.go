@@ -147,7 +147,7 @@ func (t *Telemetry) clientRequest(ctx context.Context, req *client.Request, next
 	}
 	var span trace.Span
 	if t.tracing {
-		spanAttrs := spanNameAttrs(attrs[:len(attrs):len(attrs)], req.Params) // appends copy: attrs goes on to the metric
+		spanAttrs := spanNameAttrs(attrs, req.Params) // a copy: attrs goes on to the metric
 		if req.Call != nil {
 			spanAttrs = append(spanAttrs, AttrRound.Int(req.Round))
 		}

@@ -69,10 +69,14 @@ func requestTarget(params any) (name, uri string) {
 	return "", ""
 }
 
-// spanNameAttrs appends to attrs what a span records of what a request
-// names: the name or URI as sent, whatever it is (a span is one event, not
-// a series).
-func spanNameAttrs(attrs []attribute.KeyValue, params any) []attribute.KeyValue {
+// spanNameAttrs returns a copy of base, the attributes a span shares with
+// its metric, with what the span records of what a request names: the
+// name or URI as sent, whatever it is (a span is one event, not a series).
+// The copy has room for the span's few other attributes (request id,
+// round, session id), so that appending them does not grow it again.
+func spanNameAttrs(base []attribute.KeyValue, params any) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, len(base), len(base)+5)
+	copy(attrs, base)
 	switch p := params.(type) {
 	case *mcp.CallToolRequestParams:
 		attrs = append(attrs, semconv.GenAIToolNameKey.String(p.Name), semconv.GenAIOperationNameExecuteTool)

@@ -93,7 +93,7 @@ func (t *Telemetry) ServerMiddleware(next server.Handler) server.Handler {
 			if first.IsValid() {
 				links = append(links, trace.Link{SpanContext: first, Attributes: []attribute.KeyValue{linkKind.String("first_round")}})
 			}
-			spanAttrs := spanNameAttrs(attrs[:len(attrs):len(attrs)], req.Params) // appends copy: attrs goes on to the metric
+			spanAttrs := spanNameAttrs(attrs, req.Params) // a copy: attrs goes on to the metric
 			if req.ID.IsValid() {
 				spanAttrs = append(spanAttrs, semconv.JSONRPCRequestID(req.ID.String()))
 			}
