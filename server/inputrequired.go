@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/parley-mcp/parley/internal/questionkey"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 )
@@ -108,7 +109,10 @@ func (req *Request) AskAll(ctx context.Context, reqs mcp.InputRequests) (mcp.Inp
 	ch := make(chan answer, len(reqs))
 	for key, q := range reqs {
 		go func() {
-			raw, err := req.Ask(ctx, q)
+			// The wire names no key on a legacy session; the context
+			// carries it as far as the transport, where mcptest's
+			// scripted person looks for it (package questionkey).
+			raw, err := req.Ask(questionkey.With(ctx, key), q)
 			ch <- answer{key, raw, err}
 		}()
 	}

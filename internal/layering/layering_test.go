@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"jsonrpc":                 {"internal/jsontext", "jsonrpc/wire", "transport"},
 	"mcp":                     {"internal/jsontext", "jsonrpc/wire"},
 	"transport/stdio":         {"transport"},
-	"server":                  {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "transport"}, // auth: the caller of a request, for limits per caller (design record 034)
+	"server":                  {"auth", "internal/jsontext", "internal/questionkey", "jsonrpc", "jsonrpc/wire", "mcp", "transport"}, // auth: the caller of a request, for limits per caller (design record 034); internal/questionkey: a back-channel question's key, for mcptest (design record 046)
 	"client":                  {"internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "transport"},
 	"transport/streamhttp":    {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport"},
 	"requeststate":            {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
@@ -44,6 +44,7 @@ var allowed = map[string][]string{
 	"internal/mcpgen":         {}, // the encoder generator (design record 022): standard library only
 	"internal/leakcheck":      {},
 	"internal/testwait":       {}, // bounded waits for tests (standard library only)
+	"internal/questionkey":    {}, // a legacy back-channel question's key in its context (design record 046)
 	"internal/redistest":      {}, // a redis-server of a test's own
 	"auth/resourceserver":     {"auth"},
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
