@@ -107,12 +107,14 @@ func (req *Request) AskAll(ctx context.Context, reqs mcp.InputRequests) (mcp.Inp
 		err error
 	}
 	ch := make(chan answer, len(reqs))
+	round := new(questionkey.Round)
 	for key, q := range reqs {
 		go func() {
 			// The wire names no key on a legacy session; the context
-			// carries it as far as the transport, where mcptest's
-			// scripted person looks for it (package questionkey).
-			raw, err := req.Ask(questionkey.With(ctx, key), q)
+			// carries it, and the round, as far as the transport, where
+			// mcptest's scripted person looks for them (package
+			// questionkey).
+			raw, err := req.Ask(questionkey.With(ctx, key, round), q)
 			ch <- answer{key, raw, err}
 		}()
 	}

@@ -16,8 +16,9 @@ import (
 // TestAskAllCarriesTheKey: each server-to-client request AskAll sends on a
 // legacy session goes out with its question's key in the context that
 // reaches the back-channel (and so the transport's Write), where package
-// mcptest matches it with a scripted answer; the wire names no key. A
-// request sent with Ask alone carries none.
+// mcptest matches it with a scripted answer, with the round it belongs to
+// (the requests sent together share one); the wire names no key. A
+// request sent with Ask alone carries neither.
 func TestAskAllCarriesTheKey(t *testing.T) {
 	s := server.New(mcp.Implementation{Name: "v", Version: "1"}, &server.Options{SupportedVersions: []mcp.ProtocolVersion{mcp.Version20251125}})
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
@@ -41,18 +42,22 @@ func TestAskAllCarriesTheKey(t *testing.T) {
 	}
 	defer sess.Close()
 	var (
-		mu  sync.Mutex
-		got = map[string]string{} // message -> key
+		mu     sync.Mutex
+		got    = map[string]string{} // message -> key
+		rounds []*questionkey.Round
 	)
 	call := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		var p struct {
 			Message string `json:"message"`
 		}
 		json.Unmarshal(params, &p)
-		key, ok := questionkey.From(ctx)
+		key, round, ok := questionkey.From(ctx)
 		if !ok {
 			key = "(none)"
 		}
+		mu.Lock()
+		rounds = append(rounds, round)
+		mu.Unlock()
 		if strings.Contains(string(params), "_meta") {
 			t.Errorf("something reached the params' _meta: %s", params)
 		}
@@ -73,5 +78,9 @@ func TestAskAllCarriesTheKey(t *testing.T) {
 		if got[m] != k {
 			t.Errorf("%q went out with key %q, want %q", m, got[m], k)
 		}
+	}
+	// The two of one AskAll share a round; Ask's has none.
+	if len(rounds) != 3 || rounds[0] == nil || rounds[0] != rounds[1] || rounds[2] != nil {
+		t.Errorf("rounds %v, want the first two alike and the third nil", rounds)
 	}
 }

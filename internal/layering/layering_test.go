@@ -39,6 +39,7 @@ var allowed = map[string][]string{
 	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
 	"skills":                  {"client", "jsonrpc/wire", "mcp", "mcpserver", "server"},                                    // the skills extension: a server on mcpserver's resources and the extension surface, and its client (design record 044)
 	"bridge":                  {"client", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport", "transport/streamhttp"}, // a host's server and a remote server's client at once (design record 033)
+	"mcptest":                 {"client", "internal/questionkey", "mcp", "transport"},                                      // the test kit: a client on any server that serves a connection, the key of a legacy question from the server's side of the pipe (design record 046)
 	"internal/spectest":       {},                                                                                          // the oracle: imports nothing of Parley's (its tests compare its facts with mcp's)
 	"internal/layering":       {},
 	"internal/mcpgen":         {}, // the encoder generator (design record 022): standard library only

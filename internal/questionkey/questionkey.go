@@ -4,24 +4,34 @@
 // A 2025-11-25 server-to-client request (elicitation/create,
 // sampling/createMessage, roots/list) names no key on the wire: the
 // protocol has none. server.Request.AskAll knows the key each request
-// answers and puts it into the context the request is sent with, which
-// reaches the transport's Write. Package mcptest, which owns both ends of
-// an in-memory pipe, reads it there, so that a scripted answer by key
-// works in both protocol generations. Nothing else reads it; nothing of
-// it reaches the wire.
+// answers, and which requests it sends together, and puts both into the
+// context the request is sent with, which reaches the transport's Write.
+// Package mcptest, which owns both ends of an in-memory pipe, reads them
+// there, so that a scripted answer by key works in both protocol
+// generations and a transcript can order the questions of one round.
+// Nothing else reads them; nothing of them reaches the wire.
 package questionkey
 
 import "context"
 
+// Round stands for the requests one AskAll sends together; compare
+// pointers.
+type Round struct{ _ byte }
+
 type ctxKey struct{}
 
-// With returns ctx carrying key.
-func With(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, key)
+type value struct {
+	key   string
+	round *Round
 }
 
-// From returns the key ctx carries, if any.
-func From(ctx context.Context) (string, bool) {
-	key, ok := ctx.Value(ctxKey{}).(string)
-	return key, ok
+// With returns ctx carrying key, of round.
+func With(ctx context.Context, key string, round *Round) context.Context {
+	return context.WithValue(ctx, ctxKey{}, value{key, round})
+}
+
+// From returns the key ctx carries and its round, if any.
+func From(ctx context.Context) (key string, round *Round, ok bool) {
+	v, ok := ctx.Value(ctxKey{}).(value)
+	return v.key, v.round, ok
 }
