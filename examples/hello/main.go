@@ -19,29 +19,7 @@ import (
 
 func main() {
 	ctx := context.Background()
-
-	// The server: one tool, "greet", that says hello to whoever it is told.
-	s := server.New(mcp.Implementation{Name: "hello-server", Version: "1.0.0"}, nil)
-	greet := &mcp.Tool{
-		Name:        "greet",
-		Description: "Say hello to someone.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
-	}
-	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-		return &mcp.ListToolsResult{Tools: []mcp.Tool{*greet}}, nil
-	})
-	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
-		if p.Name != greet.Name {
-			return nil, wire.InvalidParams("unknown tool %q", p.Name)
-		}
-		var args struct {
-			Name string `json:"name"`
-		}
-		if err := p.DecodeArguments(&args); err != nil {
-			return nil, wire.InvalidParams("bad arguments: %v", err)
-		}
-		return mcp.TextResult("Hello, " + args.Name + "!"), nil
-	})
+	s := newServer()
 
 	// Connect the two ends of an in-memory pipe.
 	clientEnd, serverEnd := transport.NewMemoryPipe()
@@ -64,4 +42,31 @@ func main() {
 			fmt.Println(text.Text)
 		}
 	}
+}
+
+// newServer returns the server: one tool, "greet", that says hello to
+// whoever it is told. main_test.go tests it with package mcptest.
+func newServer() *server.Server {
+	s := server.New(mcp.Implementation{Name: "hello-server", Version: "1.0.0"}, nil)
+	greet := &mcp.Tool{
+		Name:        "greet",
+		Description: "Say hello to someone.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+	}
+	s.HandleListTools(func(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+		return &mcp.ListToolsResult{Tools: []mcp.Tool{*greet}}, nil
+	})
+	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		if p.Name != greet.Name {
+			return nil, wire.InvalidParams("unknown tool %q", p.Name)
+		}
+		var args struct {
+			Name string `json:"name"`
+		}
+		if err := p.DecodeArguments(&args); err != nil {
+			return nil, wire.InvalidParams("bad arguments: %v", err)
+		}
+		return mcp.TextResult("Hello, " + args.Name + "!"), nil
+	})
+	return s
 }

@@ -74,15 +74,25 @@ func work(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func main() {
-	ctx := context.Background()
+// newServer returns the server with the quarterly_report task tool.
+// main_test.go tests it with package mcptest.
+func newServer() (*mcpserver.Server, error) {
 	s, err := mcpserver.New(mcp.Implementation{Name: "reports", Version: "1.0.0"},
 		&mcpserver.Options{Tasks: &tasks.Options{PollInterval: 10 * time.Millisecond}})
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	err = mcpserver.AddTaskTool(s, &mcp.Tool{Name: "quarterly_report", Description: "Builds a quarterly report"},
 		mcpserver.TaskOptional, buildReport)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func main() {
+	ctx := context.Background()
+	s, err := newServer()
 	if err != nil {
 		log.Fatal(err)
 	}
