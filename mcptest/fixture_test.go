@@ -249,6 +249,29 @@ func runFake(t *testing.T, body func(t testing.TB)) *fakeT {
 	return f
 }
 
+// runFakeBubble is runFake inside a synctest bubble, where a bounded
+// wait cannot use testwait's wall clock: the bubble itself fails the test
+// if the fake one deadlocks.
+func runFakeBubble(t *testing.T, body func(t testing.TB)) *fakeT {
+	t.Helper()
+	f := &fakeT{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body(f)
+	}()
+	<-done
+	for i := len(f.cleanups) - 1; i >= 0; i-- {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f.cleanups[i]()
+		}()
+		<-done
+	}
+	return f
+}
+
 // only checks that the fake test failed exactly once, with a message
 // holding every one of want.
 func (f *fakeT) only(t *testing.T, want ...string) {

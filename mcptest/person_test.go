@@ -3,11 +3,16 @@ package mcptest_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/mcptest"
 )
 
@@ -337,4 +342,27 @@ func TestFatalOnTheTestGoroutine(t *testing.T) {
 	if !reached {
 		t.Error("the fake test stopped in the call")
 	}
+}
+
+// TestServerStillServing: a handler that goes on after the session closed
+// (one that ignores its context) fails the test once Options.Timeout has
+// passed, instead of outliving it unnoticed.
+func TestServerStillServing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		s := mcpserver.MustNew(mcp.Implementation{Name: "stuck", Version: "1.0.0"}, &mcpserver.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		started := make(chan struct{})
+		mcpserver.AddTool(s, &mcp.Tool{Name: "stuck"}, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
+			close(started)
+			<-release // not ctx.Done()
+			return "", nil
+		})
+		f := runFakeBubble(t, func(ft testing.TB) {
+			sess := mcptest.Connect(ft, s, &mcptest.Options{Timeout: time.Minute})
+			go sess.CallTool(context.Background(), "stuck", nil)
+			<-started
+		})
+		close(release)
+		f.only(t, "mcptest: the server was still serving 1m0s after the session closed")
+	})
 }
