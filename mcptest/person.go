@@ -443,6 +443,9 @@ func (p *person) unused() []string {
 			}
 		}
 		asked = "the questions asked: " + quoteAll(names)
+		if len(names) == 0 {
+			asked = "only questions without a key were asked"
+		}
 	}
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {

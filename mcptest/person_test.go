@@ -319,7 +319,7 @@ func TestKeylessLegacyQuestion(t *testing.T) {
 			ft.Errorf("questions %v", qs)
 		}
 	})
-	f.only(t, `the script answers "sample", but the server never asked it`)
+	f.only(t, `the script answers "sample", but the server never asked it (only questions without a key were asked)`)
 
 	o.Script = mcptest.Script{"a": mcptest.Decline(), "b": mcptest.Accept(map[string]any{"region": "x"}), "c": mcptest.Accept(map[string]any{"zone": "x"})}
 	f = runFake(t, func(ft testing.TB) {
