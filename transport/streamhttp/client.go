@@ -122,22 +122,34 @@ type ClientOptions struct {
 //     an id, the connection opens the session's GET stream, whose requests
 //     and notifications go to Read; 405 means the server offers none. When
 //     it drops, the connection reconnects with Last-Event-ID after the
-//     server's retry delay (1 s if it gave none, at most 5 min), and gives
-//     up after 5 attempts in a row that bring no event.
+//     server's retry delay (1 s if it gave none, at most 5 min), doubled
+//     after each attempt that fails (up to 30 s, or the server's delay if
+//     longer), and gives up after 5 attempts in a row that bring no event;
+//     the next message the server accepts then starts it again from the
+//     last event id.
 //   - A request's event stream that ends after the server gave an event id
 //     but before the response is resumed with GET and Last-Event-ID after
-//     the retry delay, as often as the server keeps sending events (SSE
-//     polling). A response that arrives on another stream than its
-//     request's is delivered all the same, once.
+//     the retry delay (doubled after each attempt that fails, as above),
+//     as often as the server keeps sending events (SSE polling). A
+//     response that arrives on another stream than its request's is
+//     delivered all the same, once.
 //   - An HTTP 404 to a POST carrying the session id means the server
 //     ended the session (a 404 to a GET only means there is no GET
-//     stream: some servers route POST alone). That request gets an error
-//     response (code -32603, data {"httpStatus": 404, "sessionEnded":
-//     true}), every later request one with data {"sessionEnded": true}
-//     without being sent, and notifications and responses an error
-//     wrapping [ErrSessionEnded], until a new initialize starts a new
-//     session. The connection has methods SessionID() string and
-//     SessionEnded() bool for callers that type-assert it.
+//     stream: some servers route POST alone). So does an HTTP 400 to it
+//     when a ping carrying the session id is refused with 400 or 404 too:
+//     servers that predate the rule answer an unknown session 400, which
+//     a malformed request gets as well, and the ping tells the two apart.
+//     That request gets an error response (code -32603, data
+//     {"httpStatus": 404, "sessionEnded": true}), every later request one
+//     with data {"sessionEnded": true} without being sent, each delivered
+//     in a *transport.CallError whose cause wraps [ErrSessionEnded] (and
+//     the status), and notifications and responses an error wrapping
+//     ErrSessionEnded, until a new initialize starts a new session. The
+//     server did not act on any of them. Requests written while that
+//     initialize is in flight wait for its answer, and go with the new
+//     session's id; if it fails, the connection stays without a session.
+//     The connection has methods SessionID() string and SessionEnded()
+//     bool for callers that type-assert it.
 //   - Close sends DELETE with the session id (best effort, for at most two
 //     seconds; 405 is fine), after closing the streams.
 func NewClientTransport(url string, opts *ClientOptions) transport.Transport {

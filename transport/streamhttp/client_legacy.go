@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,8 +39,16 @@ import (
 //   - Event streams are resumable: a stream that ends after an event id but
 //     before the response is picked up again with GET and Last-Event-ID.
 //   - A 404 to a POST carrying the session id means the server ended the
-//     session; the connection answers every later request with an error
-//     until a new initialize is written.
+//     session, and so does a 400 to it when a ping on the session gets 400
+//     or 404 too (servers that predate the rule answer an unknown session
+//     400); the connection answers every later request with an error
+//     until a new initialize is written, and holds the requests written
+//     while that initialize is in flight until it is answered, so that
+//     they go with the new session's id.
+//   - The GET stream reconnects with Last-Event-ID after a growing delay;
+//     when it gives up, the next message the server accepts starts it
+//     again from the last event id, so that a passing outage does not cost
+//     the session its notifications for good.
 
 var (
 	canonSessionID   = http.CanonicalHeaderKey(HeaderSessionID)
@@ -49,11 +58,14 @@ var (
 
 // ErrSessionEnded is wrapped by the errors Write returns on a legacy
 // connection whose session the server has ended (it answered HTTP 404 to a
-// message carrying the session id). Requests written after that are not
+// message carrying the session id, or 400 to it and to a ping on the
+// session: see NewClientTransport). Requests written after that are not
 // sent: each is answered with an error response whose data has
-// "sessionEnded": true. Writing a new initialize request starts a new
-// session on the same connection.
-var ErrSessionEnded = errors.New("streamhttp: the server ended the session")
+// "sessionEnded": true, delivered as a *transport.CallError whose cause
+// wraps it. Writing a new initialize request starts a new session on the
+// same connection. It is transport.ErrSessionEnded, so that a client that
+// knows no Streamable HTTP can match it.
+var ErrSessionEnded = transport.ErrSessionEnded
 
 // Limits of the legacy paths.
 const (
@@ -65,6 +77,12 @@ const (
 	// deleteTimeout bounds the DELETE that Close sends to end the session:
 	// it is a courtesy to the server and must not hold up the caller.
 	deleteTimeout = 2 * time.Second
+	// pingTimeout bounds the ping that asks whether the server still knows
+	// a session after a 400 (see sessionGone).
+	pingTimeout = 10 * time.Second
+	// maxBackoff bounds the growing wait between failed attempts to
+	// reconnect an event stream, unless the server's own retry is longer.
+	maxBackoff = 30 * time.Second
 	// getSentTimeout bounds how long Write of notifications/initialized
 	// waits for the GET stream's request to be written out.
 	getSentTimeout = time.Second
@@ -79,6 +97,23 @@ type legacySession struct {
 	closed  bool   // Close has ended the session
 	stopGet context.CancelFunc
 	calls   map[jsonrpc.ID]*legacyCall // requests in flight
+
+	// opening is closed once the initialize in flight has been answered
+	// or has failed; nil when none is. Requests written meanwhile wait for
+	// it: sent at once, they would carry no session id.
+	opening chan struct{}
+	// opened is set once an initialize has succeeded: a later one that
+	// fails leaves the connection without a session (ended), so that the
+	// requests after it fail as the session's loss, not as a server's 400
+	// to a request without a session id.
+	opened bool
+	// idleGet holds the events of a GET stream that gave up after failing
+	// maxResumeAttempts times in a row (the last event id and the retry),
+	// until a message the server accepts starts the stream again from
+	// there; nil while the stream runs, or when the server refused it.
+	idleGet *legacyEvents
+	hasIdle atomic.Bool  // idleGet != nil, read without the lock on every POST
+	held    atomic.Int32 // requests waiting for opening (for tests)
 }
 
 // legacyCall is one request in flight on a legacy connection. Its response
@@ -101,6 +136,29 @@ func (s *legacySession) snapshot() (id, version string, ended bool) {
 	return s.id, s.version, s.ended
 }
 
+// await waits until no initialize is in flight, then returns what
+// snapshot does. ok is false when ctx ended first.
+func (s *legacySession) await(ctx context.Context) (id, version string, ended, ok bool) {
+	for {
+		s.mu.Lock()
+		opening := s.opening
+		if opening == nil {
+			id, version, ended = s.id, s.version, s.ended
+			s.mu.Unlock()
+			return id, version, ended, true
+		}
+		s.mu.Unlock()
+		s.held.Add(1)
+		select {
+		case <-opening:
+		case <-ctx.Done():
+			s.held.Add(-1)
+			return "", "", false, false
+		}
+		s.held.Add(-1)
+	}
+}
+
 // end records that the server ended session id (a 404 to a message that
 // carried it). A 404 to an older session, already replaced by a new
 // initialize, changes nothing.
@@ -111,10 +169,35 @@ func (s *legacySession) end(id string) {
 		return
 	}
 	s.ended = true
+	s.stopGetLocked()
+}
+
+// stopGetLocked ends the GET stream, running or idle. s.mu is held.
+func (s *legacySession) stopGetLocked() {
 	if s.stopGet != nil {
 		s.stopGet()
 		s.stopGet = nil
 	}
+	s.idleGet = nil
+	s.hasIdle.Store(false)
+}
+
+// initDone ends the wait that initialize began (opening), once it has been
+// answered: ok tells whether it opened a session. A re-initialize that
+// failed leaves the connection without one.
+func (s *legacySession) initDone(opening chan struct{}, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case ok:
+		s.opened = true
+	case s.opened:
+		s.ended = true
+	}
+	if s.opening == opening {
+		s.opening = nil
+	}
+	close(opening)
 }
 
 // legacyHeaders builds the headers of a legacy message: the caller's, then
@@ -183,18 +266,18 @@ func (c *clientConn) writeLegacy(ctx context.Context, m *outgoing, msg []byte) e
 		}
 		return err
 	}
+	var opening chan struct{}
 	if m.method == mcp.MethodInitialize {
 		// A new session starts: whatever the last one was, its id and
 		// version no longer apply, and its GET stream is over.
+		opening = make(chan struct{})
 		s.mu.Lock()
 		s.id, s.version, s.ended = "", "", false
-		if s.stopGet != nil {
-			s.stopGet()
-			s.stopGet = nil
-		}
+		s.stopGetLocked()
+		s.opening = opening
 		s.mu.Unlock()
 	}
-	return c.startLegacyCall(ctx, s, m, msg)
+	return c.startLegacyCall(ctx, s, m, msg, opening)
 }
 
 // cancelLegacyCall ends the local wait for the request a notifications/
@@ -243,20 +326,25 @@ func (c *clientConn) postLegacy(ctx context.Context, s *legacySession, what stri
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	switch {
-	case resp.StatusCode == http.StatusNotFound && id != "":
+	case id != "" && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest && c.sessionGone(ctx, id, version)):
 		s.end(id)
 		return fmt.Errorf("streamhttp: sending %s: %w (HTTP %s)", what, ErrSessionEnded, resp.Status)
 	case resp.StatusCode/100 != 2:
 		return fmt.Errorf("streamhttp: the server refused %s: HTTP %s", what, resp.Status)
 	}
+	c.reviveGetStream(s)
 	return nil
 }
 
 // startLegacyCall starts the POST of a request in its own goroutine, like
-// startCall.
-func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *outgoing, msg []byte) error {
+// startCall. opening is the wait an initialize began (nil for any other
+// request), which the call ends.
+func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *outgoing, msg []byte, opening chan struct{}) error {
 	ctx, cancel, unlink, err := c.beginCall(ctx, m.id)
 	if err != nil {
+		if opening != nil {
+			s.initDone(opening, false)
+		}
 		return err
 	}
 	lc := &legacyCall{cancel: cancel}
@@ -266,7 +354,7 @@ func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *o
 	go func() {
 		defer c.endCall(m.id, cancel)
 		defer unlink()
-		c.legacyCall(ctx, s, lc, m, msg)
+		c.legacyCall(ctx, s, lc, m, msg, opening)
 		s.mu.Lock()
 		if s.calls[m.id] == lc {
 			delete(s.calls, m.id)
@@ -278,10 +366,18 @@ func (c *clientConn) startLegacyCall(ctx context.Context, s *legacySession, m *o
 
 // legacyCall runs one request of a legacy connection to its end and
 // delivers its response, unless another stream has already delivered it.
-func (c *clientConn) legacyCall(ctx context.Context, s *legacySession, lc *legacyCall, m *outgoing, msg []byte) {
+// A request written while an initialize is in flight (opening, for that
+// initialize itself) waits for its answer, and goes with the session it
+// opened.
+func (c *clientConn) legacyCall(ctx context.Context, s *legacySession, lc *legacyCall, m *outgoing, msg []byte, opening chan struct{}) {
 	var rep *reply
-	if id, version, ended := s.snapshot(); ended {
-		rep = sessionEnded(m.id, 0)
+	if opening != nil {
+		rep = c.legacyExchange(ctx, s, lc, m, msg, "", "")
+		s.initDone(opening, rep != nil && rep.resp.Error == nil)
+	} else if id, version, ended, ok := s.await(ctx); !ok {
+		return // the caller gave up meanwhile
+	} else if ended {
+		rep = sessionEnded(m.id, nil)
 	} else {
 		rep = c.legacyExchange(ctx, s, lc, m, msg, id, version)
 	}
@@ -294,19 +390,60 @@ func (c *clientConn) legacyCall(ctx context.Context, s *legacySession, lc *legac
 	rep.release()
 }
 
-// sessionEnded is the error response to a request the server refused with
-// 404 because its session ended (status 404), or that was not sent because
-// of an earlier 404 (status 0).
-func sessionEnded(id jsonrpc.ID, status int) *reply {
-	var e *jsonrpc.Error
-	if status != 0 {
+// sessionEnded is the error response to a request the server refused
+// because its session ended (resp, with status 404, or 400 confirmed by a
+// ping), or that was not sent because of an earlier refusal (resp nil).
+// Its cause wraps ErrSessionEnded, and the status when there was one: the
+// caller learns that the server did not act on the request.
+func sessionEnded(id jsonrpc.ID, resp *http.Response) *reply {
+	var (
+		e     *jsonrpc.Error
+		cause error = ErrSessionEnded
+	)
+	if resp != nil {
+		status := resp.StatusCode
 		e = wire.Internal("streamhttp: the server ended the session (HTTP %d); a new one starts with initialize", status).
 			WithData(json.RawMessage(`{"httpStatus":` + strconv.Itoa(status) + `,"sessionEnded":true}`))
+		cause = fmt.Errorf("%w (%w)", ErrSessionEnded, &transport.HTTPStatusError{StatusCode: status, Status: resp.Status})
 	} else {
-		e = wire.Internal("streamhttp: the session has ended (the server answered an earlier message with HTTP 404); a new one starts with initialize").
+		e = wire.Internal("streamhttp: the session has ended (the server refused an earlier message); a new one starts with initialize").
 			WithData(json.RawMessage(`{"sessionEnded":true}`))
 	}
-	return &reply{raw: encodeResponse(id, nil, e), resp: &jsonrpc.Response{ID: id, Error: e}}
+	return (&reply{raw: encodeResponse(id, nil, e), resp: &jsonrpc.Response{ID: id, Error: e}}).because(cause)
+}
+
+// sessionGone reports whether the server no longer knows session sid,
+// after it answered a message carrying it with HTTP 400. The specification
+// has a server answer an unknown session 404, but servers that predate
+// the rule, and many built after their SDK's examples, answer 400 (the
+// TypeScript SDK's sessionful server: "Server not initialized"), which a
+// request the server found malformed gets too. A ping on the session tells
+// them apart: a session the server knows answers it, one it does not is
+// refused again, 400 or 404. Anything else (an answer, a failed POST)
+// keeps the session.
+func (c *clientConn) sessionGone(ctx context.Context, sid, version string) bool {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	stop := context.AfterFunc(c.ctx, cancel)
+	defer stop()
+	id := "streamhttp-ping-" + strconv.FormatInt(c.internal.Add(1), 10)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(`{"jsonrpc":"2.0","id":"`+id+`","method":"ping"}`))
+	if err != nil {
+		return false
+	}
+	req.Header = c.legacyHeaders(acceptBoth, sid, version)
+	req.Header["Content-Type"] = jsonContentType
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		c.opts.Logger.Debug("streamhttp: pinging the session after HTTP 400 failed", "err", err)
+		return false
+	}
+	gone := resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotFound
+	if gone {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	}
+	resp.Body.Close()
+	return gone
 }
 
 // legacyExchange POSTs a request and returns its response, delivering the
@@ -332,7 +469,7 @@ func (c *clientConn) legacyExchange(ctx context.Context, s *legacySession, lc *l
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		s.end(sid)
-		return sessionEnded(m.id, resp.StatusCode).refusedWith(resp)
+		return sessionEnded(m.id, resp)
 	}
 	var rep *reply
 	switch mediaType(resp.Header.Get("Content-Type")) {
@@ -350,8 +487,17 @@ func (c *clientConn) legacyExchange(ctx context.Context, s *legacySession, lc *l
 		rep.release()
 		return nil
 	}
-	if m.method == mcp.MethodInitialize && rep.resp.Error == nil {
-		rep = c.beginSession(s, m.id, resp.Header.Get(HeaderSessionID), rep)
+	switch {
+	case m.method == mcp.MethodInitialize:
+		if rep.resp.Error == nil {
+			rep = c.beginSession(s, m.id, resp.Header.Get(HeaderSessionID), rep)
+		}
+	case resp.StatusCode/100 == 2:
+		c.reviveGetStream(s)
+	case resp.StatusCode == http.StatusBadRequest && sid != "" && c.sessionGone(ctx, sid, version):
+		rep.release()
+		s.end(sid)
+		return sessionEnded(m.id, resp)
 	}
 	return rep.refusedWith(resp)
 }
@@ -432,7 +578,7 @@ func (c *clientConn) readLegacyStream(ctx context.Context, s *legacySession, id 
 			if misses++; misses > maxResumeAttempts {
 				return failure(id, 0, fmt.Sprintf("streamhttp: the event stream ended before the response, and %d attempts to resume it failed", maxResumeAttempts))
 			}
-			if c.wait(ctx, ev.delay()) != nil {
+			if c.wait(ctx, backoff(ev.delay(), misses)) != nil {
 				return nil
 			}
 			r, rep := c.resumeGET(ctx, s, id, ev.lastID)
@@ -450,7 +596,9 @@ func (c *clientConn) readLegacyStream(ctx context.Context, s *legacySession, id 
 func (c *clientConn) resumeGET(ctx context.Context, s *legacySession, id jsonrpc.ID, lastID string) (*http.Response, *reply) {
 	sid, version, ended := s.snapshot()
 	if ended {
-		return nil, sessionEnded(id, 0)
+		// The request went out on the session and may have been acted
+		// on: its failure is not the session's refusal of it.
+		return nil, failure(id, 0, "streamhttp: the event stream ended before the response, and the session has ended since")
 	}
 	resp, err := c.openGET(ctx, sid, version, lastID)
 	if err != nil {
@@ -543,6 +691,30 @@ func (c *clientConn) startGetStream(s *legacySession) <-chan struct{} {
 	if s.id == "" || s.ended || s.stopGet != nil {
 		return nil
 	}
+	return c.goGetStream(s, newLegacyEvents(c.opts.MaxMessageSize))
+}
+
+// reviveGetStream starts the GET stream again, from where it stopped, if
+// it gave up: the server has just accepted a message, so it is back.
+func (c *clientConn) reviveGetStream(s *legacySession) {
+	if !s.hasIdle.Load() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ev := s.idleGet
+	if ev == nil || s.id == "" || s.ended || s.stopGet != nil {
+		return
+	}
+	s.idleGet = nil
+	s.hasIdle.Store(false)
+	c.opts.Logger.Debug("streamhttp: the server accepts messages again; reopening the session's GET stream", "lastEventID", ev.lastID)
+	c.goGetStream(s, ev)
+}
+
+// goGetStream runs the session's GET stream, reading ev's stream on, in a
+// goroutine of its own. s.mu is held.
+func (c *clientConn) goGetStream(s *legacySession, ev *legacyEvents) <-chan struct{} {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
@@ -558,27 +730,37 @@ func (c *clientConn) startGetStream(s *legacySession) <-chan struct{} {
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		c.runGetStream(ctx, s, sid, version, sent)
+		c.runGetStream(ctx, s, sid, version, ev, sent)
 	}()
 	return sent
 }
 
 // runGetStream keeps the GET stream open until ctx ends: when a connection
 // drops it reconnects with Last-Event-ID after the server's retry delay,
-// and it gives up after maxResumeAttempts attempts in a row that bring no
-// event. 405 (or 404) means the server offers no GET stream.
-func (c *clientConn) runGetStream(ctx context.Context, s *legacySession, sid, version string, sent chan struct{}) {
+// doubled after each failed attempt (backoff), and it gives up after
+// maxResumeAttempts attempts in a row that bring no event, leaving ev to
+// the next message the server accepts (reviveGetStream). 405 (or 404)
+// means the server offers no GET stream.
+func (c *clientConn) runGetStream(ctx context.Context, s *legacySession, sid, version string, ev *legacyEvents, sent chan struct{}) {
 	var once sync.Once
 	written := func() { once.Do(func() { close(sent) }) }
 	defer written()
-	ev := newLegacyEvents(c.opts.MaxMessageSize)
 	for misses, first := 0, true; ; first = false {
 		if !first {
 			if misses > maxResumeAttempts {
-				c.opts.Logger.Warn("streamhttp: giving up on the session's GET stream", "attempts", maxResumeAttempts)
+				c.opts.Logger.Warn("streamhttp: giving up on the session's GET stream until the server accepts a message again", "attempts", maxResumeAttempts)
+				s.mu.Lock()
+				if ctx.Err() == nil {
+					// Still the session's stream: every change of stopGet
+					// cancels the stream it replaces, under s.mu.
+					s.stopGet = nil
+					s.idleGet = ev
+					s.hasIdle.Store(true)
+				}
+				s.mu.Unlock()
 				return
 			}
-			if c.wait(ctx, ev.delay()) != nil {
+			if c.wait(ctx, backoff(ev.delay(), misses)) != nil {
 				return
 			}
 		}
@@ -666,10 +848,7 @@ func (c *clientConn) closeLegacy(s *legacySession) {
 	sid, version := s.id, s.version
 	skip := s.closed || s.ended || sid == ""
 	s.closed = true
-	if s.stopGet != nil {
-		s.stopGet()
-		s.stopGet = nil
-	}
+	s.stopGetLocked()
 	s.mu.Unlock()
 	if skip {
 		return
@@ -688,6 +867,20 @@ func (c *clientConn) closeLegacy(s *legacySession) {
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+}
+
+// backoff is the wait before the attempt that follows misses failed
+// attempts in a row to reconnect an event stream: the stream's delay d
+// (the server's retry, or defaultRetryDelay), doubled for each failure
+// after the first, up to maxBackoff, or d itself when the server asked for
+// more. A stream that brings events has no misses and waits d alone, so a
+// server that polls (SEP-1699) is not slowed down.
+func backoff(d time.Duration, misses int) time.Duration {
+	limit := max(d, maxBackoff)
+	for i := 1; i < misses && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // realWait waits d, or until ctx ends.

@@ -464,7 +464,8 @@ func TestLegacyGetStream(t *testing.T) {
 }
 
 // TestLegacyGetStreamGivesUp: a GET stream that keeps failing is retried a
-// bounded number of times, each after the default delay.
+// bounded number of times, after the default delay doubled for each
+// failure but the first.
 func TestLegacyGetStreamGivesUp(t *testing.T) {
 	e := newLegacyEndpoint(t, "sess-4", "2025-11-25", func(e *legacyEndpoint) {
 		e.get = func(w http.ResponseWriter, r *http.Request) bool {
@@ -484,9 +485,9 @@ func TestLegacyGetStreamGivesUp(t *testing.T) {
 	if len(waits) != maxResumeAttempts {
 		t.Errorf("%d waits, want %d", len(waits), maxResumeAttempts)
 	}
-	for _, d := range waits {
-		if d != defaultRetryDelay {
-			t.Errorf("wait %v, want %v", d, defaultRetryDelay)
+	for i, d := range waits {
+		if want := defaultRetryDelay << i; d != want {
+			t.Errorf("wait %d: %v, want %v", i+1, d, want)
 		}
 	}
 }
@@ -795,7 +796,7 @@ func TestLegacySessionEnded(t *testing.T) {
 	}
 	before := len(e.requests("POST", ""))
 	write(t, c, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`)
-	r = readResponse(t, c)
+	r = readSessionEnded(t, c)
 	if r.ID.Raw() != "3" || r.Error == nil || !strings.Contains(r.Error.Message, "session has ended") {
 		t.Fatalf("response after the end %+v", r)
 	}
