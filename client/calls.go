@@ -73,9 +73,16 @@ func (s *Session) Discover(ctx context.Context) (*mcp.DiscoverResult, error) {
 	return d, nil
 }
 
-// ListTools returns one page of tools; cursor "" is the first page.
+// ListTools returns one page of tools; cursor "" is the first page. On a
+// legacy session, the tools' annotations decide which tool calls are sent
+// again on a new session when the server loses this one (see
+// Options.DisableRecovery).
 func (s *Session) ListTools(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
-	return list[mcp.ListToolsResult](ctx, s, mcp.MethodListTools, cursor)
+	r, err := list[mcp.ListToolsResult](ctx, s, mcp.MethodListTools, cursor)
+	if err == nil && s.legacy.Load() {
+		s.noteTools(r.Tools)
+	}
+	return r, err
 }
 
 // ListPrompts returns one page of prompts; cursor "" is the first page.

@@ -121,6 +121,38 @@ type Options struct {
 	// given: the first is outermost. See [Middleware]. nil: none, at no
 	// cost.
 	Middleware []Middleware
+	// DisableRecovery turns off what a legacy session does when a
+	// request fails in a way it can recover from. By default:
+	//
+	//   - When the server has lost the session (a Streamable HTTP server
+	//     that restarted, expired it, or sits behind a load balancer that
+	//     sent the request elsewhere answers its Mcp-Session-Id with 404,
+	//     or with 400 and a refused ping), the session opens a new one
+	//     with initialize, once however many requests found the loss,
+	//     offering the version it offered first and setting LogLevel
+	//     again, and sends the request that found it again on the new
+	//     session when it is safe to repeat: a ping, a list,
+	//     resources/read, prompts/get, completion/complete, or a
+	//     tools/call of a tool the server annotated readOnlyHint or
+	//     idempotentHint in the session's tools/list. Any other request
+	//     fails with a *SessionEndedError whose Reinitialized is true: the
+	//     server did not act on it, and the caller decides whether to send
+	//     it again. A request is sent again at most once, so a server that
+	//     keeps losing sessions cannot keep the client initializing. The
+	//     loss, and the new session with what its server declares
+	//     differently, go to Logger; middleware sees the requests sent
+	//     because of it (Request.Reinitialization, Request.Repeat).
+	//   - When a request's POST failed without an answer (a connection the
+	//     server closed or reset, as a restarted server's pooled
+	//     connections are), a request safe to repeat is sent once more.
+	//
+	// Open Listen streams of a lost session end with an error matching
+	// ErrSessionEnded either way. With DisableRecovery set, every request
+	// fails with a *SessionEndedError once the server has lost the
+	// session, until the caller connects again. A session of the
+	// 2026-07-28 generation has no session to lose. See
+	// docs/design/041-lost-sessions.md.
+	DisableRecovery bool
 }
 
 // Client is an MCP client. One Client may open any number of sessions.
@@ -227,7 +259,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*Session, 
 	}
 	if isLegacy(version) {
 		s := newSession(c, tc, version, !auto)
-		if err := s.initialize(ctx, version); err != nil {
+		if err := s.initialize(ctx, version, nil); err != nil {
 			s.Close()
 			return nil, err
 		}

@@ -40,11 +40,14 @@ func (s *Session) InitializeResult() *mcp.InitializeResult { return s.initialize
 
 // initialize turns s into a legacy session: it offers version, checks the
 // version the server answers with, says initialized, and sets the log
-// level when one is wanted.
-func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion) error {
+// level when one is wanted. r is what a new initialize replaces a session
+// the server lost for (nil for the first).
+func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion, r *Reinitialization) error {
 	c := s.client
-	s.legacy.Store(true)
-	s.setVersion(offer)
+	if !s.legacy.Swap(true) {
+		s.setVersion(offer)
+		s.offer = offer
+	}
 	p := &mcp.InitializeRequestParams{
 		ProtocolVersion: offer,
 		Capabilities:    *c.opts.Capabilities,
@@ -78,9 +81,12 @@ func (s *Session) initialize(ctx context.Context, offer mcp.ProtocolVersion) err
 	if err := s.conn.Notify(ctx, mcp.NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("client: sending %s: %w", mcp.NotificationInitialized, err)
 	}
+	s.inc.Store(&incarnation{init: res, sessionID: s.TransportSessionID(), reinit: r})
 	if level := c.opts.LogLevel; level != "" && res.Capabilities.Logging != nil {
 		p := &mcp.SetLevelRequestParams{Level: level}
-		if _, err := s.call(ctx, mcp.MethodSetLoggingLevel, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
+		// callOnce: a session lost this early is not renewed from within
+		// its own initialize.
+		if _, err := s.callOnce(ctx, mcp.MethodSetLoggingLevel, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -208,7 +214,7 @@ func (c *Client) connectLegacy(ctx context.Context, t transport.Transport, s *Se
 			}
 			s = newSession(c, tc, offer, false)
 		}
-		err := s.initialize(ctx, offer)
+		err := s.initialize(ctx, offer, nil)
 		if err == nil {
 			return s, nil
 		}
@@ -357,10 +363,13 @@ func (s *Session) listenLegacy(ctx context.Context, filter mcp.SubscriptionFilte
 	if err != nil {
 		return nil, err
 	}
+	// Read once registered: if the server loses this session from here
+	// on, the stream is told (endIncarnation).
+	inc := s.inc.Load()
 
 	for i, uri := range granted.ResourceSubscriptions {
-		if err := s.subscribeResource(ctx, uri); err != nil {
-			s.releaseResources(granted.ResourceSubscriptions[:i])
+		if err := s.subscribeResource(ctx, inc, uri); err != nil {
+			s.releaseResources(inc, granted.ResourceSubscriptions[:i])
 			cancel()
 			err = sub.closedBySession(err)
 			sub.end(err)
@@ -378,17 +387,27 @@ func (s *Session) listenLegacy(ctx context.Context, filter mcp.SubscriptionFilte
 			err = jsonrpc.ErrConnClosed
 		}
 		cancel()
-		s.releaseResources(granted.ResourceSubscriptions)
+		s.releaseResources(inc, granted.ResourceSubscriptions)
 		sub.end(sub.closedBySession(err))
 	}()
 	return sub, nil
 }
 
 // subscribeResource subscribes the session to uri unless an open stream
-// already has.
-func (s *Session) subscribeResource(ctx context.Context, uri string) error {
+// already has. inc is the legacy session the stream opened on. The counts
+// are those of the current one: a new session starts from none, since the
+// lost one's subscriptions went with it.
+func (s *Session) subscribeResource(ctx context.Context, inc *incarnation, uri string) error {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
+	if cur := s.inc.Load(); s.subsInc != cur {
+		s.subsInc = cur
+		clear(s.resourceSubs)
+	}
+	if inc != s.subsInc {
+		// The stream opened on a session that has been replaced since.
+		return &SessionEndedError{Method: mcp.MethodSubscribeResource, SessionID: inc.sessionID, Reinitialized: true, Err: ErrSessionEnded}
+	}
 	if s.resourceSubs[uri] == 0 {
 		p := &mcp.SubscribeRequestParams{URI: uri}
 		if _, err := s.call(ctx, mcp.MethodSubscribeResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
@@ -402,8 +421,10 @@ func (s *Session) subscribeResource(ctx context.Context, uri string) error {
 // releaseResources gives up one stream's hold on uris, unsubscribing the
 // ones no open stream wants any more. A failure is only logged: the stream
 // is ending either way, and at worst the server sends updates no stream
-// takes.
-func (s *Session) releaseResources(uris []string) {
+// takes. A stream of a session the server lost (inc no longer the one the
+// counts are for) holds nothing: the lost session's subscriptions went
+// with it.
+func (s *Session) releaseResources(inc *incarnation, uris []string) {
 	if len(uris) == 0 {
 		return
 	}
@@ -411,6 +432,9 @@ func (s *Session) releaseResources(uris []string) {
 	defer cancel()
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
+	if s.subsInc != inc || inc.lost.Load() {
+		return
+	}
 	for _, uri := range uris {
 		if s.resourceSubs[uri]--; s.resourceSubs[uri] > 0 {
 			continue
@@ -422,7 +446,8 @@ func (s *Session) releaseResources(uris []string) {
 			continue
 		}
 		p := &mcp.UnsubscribeRequestParams{URI: uri}
-		if _, err := s.call(ctx, mcp.MethodUnsubscribeResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
+		// callOnce: a session the server lost is not renewed to tidy up.
+		if _, err := s.callOnce(ctx, mcp.MethodUnsubscribeResource, p, func(m *mcp.RequestMetaObject) { p.Meta = m }); err != nil {
 			s.client.log.Debug("client: unsubscribing failed", "uri", uri, "err", err)
 		}
 	}

@@ -47,6 +47,9 @@ type Subscription struct {
 	// sessionClosed is set when Session.Close ends the stream: it then
 	// ends with jsonrpc.ErrConnClosed, as when the connection dropped.
 	sessionClosed atomic.Bool
+	// sessionLost is set when the server lost the legacy session the
+	// stream listened on: the stream then ends with it (reinit.go).
+	sessionLost atomic.Pointer[SessionEndedError]
 
 	mu  sync.Mutex
 	err error
@@ -147,8 +150,10 @@ func (sub *Subscription) Events() <-chan ListenEvent { return sub.events }
 
 // Err returns why the stream ended: ErrListenEnded when the server ended
 // it, context.Canceled after Close (or the error of Listen's context when
-// that ended), jsonrpc.ErrConnClosed when the session closed, or another
-// error. It is nil while the stream is open.
+// that ended), jsonrpc.ErrConnClosed when the session closed, a
+// *SessionEndedError (matching ErrSessionEnded) when the server lost the
+// legacy session the stream listened on, or another error. It is nil while
+// the stream is open.
 func (sub *Subscription) Err() error {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
@@ -170,10 +175,17 @@ func (sub *Subscription) Close() error {
 }
 
 // closedBySession turns the cancellation by which Session.Close ended the
-// stream into jsonrpc.ErrConnClosed.
+// stream into jsonrpc.ErrConnClosed, and the one by which the loss of a
+// legacy session ended it into the *SessionEndedError that reported it.
 func (sub *Subscription) closedBySession(err error) error {
-	if sub.sessionClosed.Load() && errors.Is(err, context.Canceled) {
+	if !errors.Is(err, context.Canceled) {
+		return err
+	}
+	if sub.sessionClosed.Load() {
 		return jsonrpc.ErrConnClosed
+	}
+	if e := sub.sessionLost.Load(); e != nil {
+		return e
 	}
 	return err
 }

@@ -74,6 +74,17 @@ type Request struct {
 	Key string
 	// Session is the session the request goes through.
 	Session *Session
+	// Reinitialization is set on the requests a legacy session sends
+	// because its server lost it (KindRequest): the initialize that opens
+	// the new session and the logging/setLevel that follows it, and, with
+	// Repeat set, the request that found the loss, sent again on the new
+	// session. nil otherwise. See Options.DisableRecovery.
+	Reinitialization *Reinitialization
+	// Repeat reports that this request repeats one that failed on a
+	// legacy session: one that found the session lost, sent again on the
+	// new session (Reinitialization says which), or one whose POST failed
+	// (Reinitialization nil). See Options.DisableRecovery.
+	Repeat bool
 
 	id   jsonrpc.ID
 	meta *mcp.RequestMetaObject // the request's own copy of its _meta, set in Params
@@ -186,8 +197,11 @@ func (s *Session) outgoing(ctx context.Context, id jsonrpc.ID, method string, pa
 	}
 	setMeta(own)
 	req := &Request{Kind: KindRequest, Method: method, Params: params, Session: s, id: id, meta: own}
-	if sc, ok := ctx.Value(roundKey{}).(*roundScope); ok {
+	if sc, ok := ctx.Value(roundKey{}).(*roundScope); ok && sc != nil {
 		req.Call, req.Round = sc.call, sc.round
+	}
+	if rs, ok := ctx.Value(reinitKey{}).(reinitScope); ok {
+		req.Reinitialization, req.Repeat = rs.r, rs.repeat
 	}
 	res, err := chain(ctx, req)
 	if err != nil {

@@ -35,6 +35,15 @@ type Session struct {
 
 	pinned bool // the version is pinned: never switch it
 
+	// inc is the legacy session initialize opened, replaced when the
+	// server loses it and a new one opens (reinit.go); nil under
+	// 2026-07-28. offer is the version the first initialize offered, which
+	// every later one offers again.
+	inc        atomic.Pointer[incarnation]
+	offer      mcp.ProtocolVersion
+	renewing   renewing
+	toolRepeat sync.Map // tool name -> whether it is safe to repeat (reinit.go)
+
 	// resourceSubs counts the open legacy Listen streams that want each
 	// resource URI, so resources/unsubscribe goes out only when the last
 	// one ends. subMu serializes the (un)subscribe requests with the
@@ -42,6 +51,7 @@ type Session struct {
 	// the wire.
 	subMu        sync.Mutex
 	resourceSubs map[string]int
+	subsInc      *incarnation // the legacy session resourceSubs counts for
 
 	// answering counts the callbacks answering a legacy server's requests
 	// right now: the requests they serve wait on the client, not on the
@@ -155,6 +165,7 @@ func (s *Session) Close() error {
 	}
 	s.streams.Wait()
 	s.conn.Close()
+	s.renewing.wg.Wait() // a new initialize in flight fails with the connection
 	s.deadlines.stop()
 	// The connection may have closed the transport already, when the
 	// server went away first; its result is kept for this call.
@@ -217,8 +228,21 @@ func (s *Session) progressToken() mcp.ProgressToken {
 // call sends one request. setMeta stores the request's _meta in params just
 // before encoding (again on a version retry). The raw result is returned.
 // It is bounded by Options.RequestTimeout; a subscriptions/listen stream,
-// which lasts as long as its caller wants, goes through callID instead.
+// which lasts as long as its caller wants, goes through callID instead. On
+// a legacy session it recovers from what it can (reinit.go): a session the
+// server lost is replaced, and a request safe to repeat is sent again once
+// its POST failed.
 func (s *Session) call(ctx context.Context, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
+	inc := s.inc.Load()
+	res, err := s.callOnce(ctx, method, params, setMeta)
+	if err != nil && inc != nil {
+		return s.recoverFrom(ctx, inc, method, params, setMeta, err)
+	}
+	return res, err
+}
+
+// callOnce is call without the renewal of a lost legacy session.
+func (s *Session) callOnce(ctx context.Context, method string, params any, setMeta func(*mcp.RequestMetaObject)) (json.RawMessage, error) {
 	rctx, end := s.requestContext(ctx)
 	res, err := s.callID(rctx, jsonrpc.ID{}, method, params, setMeta)
 	if err != nil && timedOut(ctx, rctx) {

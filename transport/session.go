@@ -12,6 +12,6 @@ import "errors"
 // error response (and the *HTTPStatusError when a status refused it).
 //
 // The client package renews the session and repeats what is safe to
-// repeat (see client.Options.DisableReinitialize); client.ErrSessionEnded
+// repeat (see client.Options.DisableRecovery); client.ErrSessionEnded
 // is the same value.
 var ErrSessionEnded = errors.New("transport: the server ended the session")
