@@ -159,6 +159,7 @@ func (t *Telemetry) clientRequest(ctx context.Context, req *client.Request, next
 		if id := req.ID(); id.IsValid() {
 			spanAttrs = append(spanAttrs, semconv.JSONRPCRequestID(id.String()))
 		}
+		spanAttrs = recoveryAttrs(spanAttrs, req)
 		ctx, span = t.tracer.Start(ctx, spanName(req.Method, target), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(spanAttrs...))
 		if m := req.Meta(); m != nil {
 			t.prop.Inject(ctx, metaCarrier{m})
