@@ -1,10 +1,11 @@
 // A Streamable HTTP server of the 2025 generation, built the way deployed
 // servers are built with the TypeScript SDK v2's Node transport:
 //
-//   node server-http.mjs stateful    one session per initialize (Mcp-Session-Id)
-//   node server-http.mjs stateless   no sessions (sessionIdGenerator undefined)
+//   node server-http.mjs stateful [port]    one session per initialize (Mcp-Session-Id)
+//   node server-http.mjs stateless [port]   no sessions (sessionIdGenerator undefined)
 //
-// It listens on a free loopback port and prints "listening <url>" on stdout.
+// It listens on a free loopback port (or on port, to stand in for a server
+// restarted where it was) and prints "listening <url>" on stdout.
 // It exits when its stdin closes, so that it never outlives its test.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -15,7 +16,7 @@ import { newServer } from './tool.mjs';
 
 const mode = process.argv[2];
 if (mode !== 'stateful' && mode !== 'stateless') {
-    console.error('usage: server-http.mjs stateful|stateless');
+    console.error('usage: server-http.mjs stateful|stateless [port]');
     process.exit(2);
 }
 
@@ -42,8 +43,9 @@ async function sessionTransport(req) {
         return sessions.get(id);
     }
     // Unknown or no session: a fresh transport, which accepts initialize
-    // and answers anything else 400 "Server not initialized" (or 404 for
-    // an unknown session id).
+    // and answers anything else 400 "Server not initialized", an unknown
+    // session id included (as after a restart: the transport answers 404
+    // only to another id once it has one of its own).
     const transport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: sid => sessions.set(sid, transport),
@@ -64,7 +66,7 @@ const http = createServer(async (req, res) => {
         }
     }
 });
-http.listen(0, '127.0.0.1', () => {
+http.listen(Number(process.argv[3] ?? 0), '127.0.0.1', () => {
     console.log(`listening http://127.0.0.1:${http.address().port}/mcp`);
 });
 process.stdin.on('end', () => process.exit(0));
