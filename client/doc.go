@@ -97,6 +97,25 @@
 // result, and Continue (or a round carrying input responses or state)
 // fails with an error wrapping [ErrLegacySession].
 //
+// # When the server loses a legacy session
+//
+// A 2025-11-25 server over Streamable HTTP keeps its sessions in memory; a
+// restart, an expiry or a load balancer without sticky routing loses one
+// under the client (the server answers its id with 404). The Session then
+// opens a new one with initialize, once however many requests found the
+// loss, and sends the request that found it again when that is safe: a
+// read (ping, a list, resources/read, prompts/get, completion/complete),
+// or a tools/call of a tool the server annotated readOnlyHint or
+// idempotentHint. Any other request fails with a [*SessionEndedError]
+// (matching [ErrSessionEnded]) whose Reinitialized says a new session is
+// open: the server did not act on it, and the caller decides whether to
+// send it again. A request is repeated at most once. A safe request whose
+// POST failed without an answer is sent once more too. Open Listen streams
+// end with the error; the log level is set again. The loss and the new
+// session go to Options.Logger, and middleware sees the requests sent for
+// them ([Request].Reinitialization, [Request].Repeat).
+// Options.DisableRecovery turns this off.
+//
 // # Timeouts
 //
 // A server that goes silent cannot hold a call for ever: each request

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/parley-mcp/parley/client"
@@ -737,4 +738,211 @@ func TestRepeatAfterFailedPost(t *testing.T) {
 	if got := srv.received(1, mcp.MethodListTools); got != 4 {
 		t.Errorf("the server got %d tools/list, want 4", got)
 	}
+}
+
+// sessionEndedEnd is the client's end of a pipe to a fake legacy server,
+// playing Streamable HTTP: an error response whose data says
+// "sessionEnded" reaches the client as the *transport.CallError, caused by
+// transport.ErrSessionEnded, that streamhttp delivers for a request the
+// server refused because it lost the session.
+type sessionEndedEnd struct{ transport.Conn }
+
+func (e sessionEndedEnd) Read(ctx context.Context) ([]byte, error) {
+	msg, err := e.Conn.Read(ctx)
+	if err == nil && bytes.Contains(msg, []byte(`"sessionEnded":true`)) {
+		return nil, &transport.CallError{Response: msg, Err: transport.ErrSessionEnded}
+	}
+	return msg, err
+}
+
+// TestRenewalShared: the requests that find one loss share one renewal. A
+// request that finds the loss while the new initialize is in flight waits
+// for it and sends nothing; one that finds it after the new session is
+// open uses that session. Each is then repeated on the new session.
+func TestRenewalShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clientEnd, serverEnd := transport.NewMemoryPipe()
+		defer serverEnd.Close()
+		f := &fake{t: t, conn: serverEnd}
+		res := connectAsync(newClient(pinned(client.Options{})), transport.NewMemoryTransport(sessionEndedEnd{clientEnd}))
+		f.handshake(legacyInit)
+		r := <-res
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		sess := r.sess
+		defer sess.Close()
+		msgs := make(chan wireMsg, 8)
+		go func() {
+			for {
+				raw, err := f.conn.Read(context.Background())
+				if err != nil {
+					close(msgs)
+					return
+				}
+				msgs <- decodeWire(t, raw)
+			}
+		}()
+		expect := func(method string) wireMsg {
+			t.Helper()
+			m := <-msgs
+			if m.Method != method {
+				t.Fatalf("the client sent %s, want %s", m.Raw, method)
+			}
+			return m
+		}
+		quietNow := func(when string) {
+			t.Helper()
+			synctest.Wait()
+			select {
+			case m := <-msgs:
+				t.Fatalf("the client sent %s %s", m.Raw, when)
+			default:
+			}
+		}
+		lose := func(id json.RawMessage) { f.fail(id, -32603, "the session has ended", `{"sessionEnded":true}`) }
+		listTools := func() <-chan error {
+			return async(func() error { _, err := sess.ListTools(context.Background(), ""); return err })
+		}
+		listPrompts := func() <-chan error {
+			return async(func() error { _, err := sess.ListPrompts(context.Background(), ""); return err })
+		}
+		// answerRepeats answers the repeats of tools/list and prompts/list,
+		// in whichever order they come.
+		answerRepeats := func() {
+			t.Helper()
+			for range 2 {
+				m := <-msgs
+				switch m.Method {
+				case mcp.MethodListTools:
+					f.reply(m.ID, `{"tools":[]}`)
+				case mcp.MethodListPrompts:
+					f.reply(m.ID, `{"prompts":[]}`)
+				default:
+					t.Fatalf("the client sent %s, want a repeat", m.Raw)
+				}
+			}
+		}
+
+		// During the renewal.
+		a := listTools()
+		lose(expect(mcp.MethodListTools).ID)
+		init := expect(mcp.MethodInitialize)
+		b := listPrompts()
+		lose(expect(mcp.MethodListPrompts).ID)
+		quietNow("while a new initialize was in flight")
+		f.reply(init.ID, legacyInit)
+		expect(mcp.NotificationInitialized)
+		answerRepeats()
+		if err := <-a; err != nil {
+			t.Errorf("ListTools: %v", err)
+		}
+		if err := <-b; err != nil {
+			t.Errorf("ListPrompts: %v", err)
+		}
+
+		// After the renewal.
+		c := listTools()
+		tl := expect(mcp.MethodListTools)
+		d := listPrompts()
+		pl := expect(mcp.MethodListPrompts)
+		lose(tl.ID)
+		f.reply(expect(mcp.MethodInitialize).ID, legacyInit)
+		expect(mcp.NotificationInitialized)
+		f.reply(expect(mcp.MethodListTools).ID, `{"tools":[]}`)
+		if err := <-c; err != nil {
+			t.Errorf("ListTools: %v", err)
+		}
+		lose(pl.ID)
+		f.reply(expect(mcp.MethodListPrompts).ID, `{"prompts":[]}`)
+		if err := <-d; err != nil {
+			t.Errorf("ListPrompts: %v", err)
+		}
+		quietNow("after the repeats")
+	})
+}
+
+// TestLostStreamsUnsubscribeNothing: a Listen stream of a session the
+// server lost ends with the loss, and unsubscribes nothing on the new
+// session as it ends (its subscription went with the old one); a new
+// stream subscribes on the new session, and unsubscribes there as it
+// ends.
+func TestLostStreamsUnsubscribeNothing(t *testing.T) {
+	const subscribable = `{"protocolVersion":"2025-11-25","capabilities":{"resources":{"subscribe":true}},"serverInfo":{"name":"legacy-fake","version":"0.1"}}`
+	synctest.Test(t, func(t *testing.T) {
+		clientEnd, serverEnd := transport.NewMemoryPipe()
+		defer serverEnd.Close()
+		f := &fake{t: t, conn: serverEnd}
+		res := connectAsync(newClient(pinned(client.Options{})), transport.NewMemoryTransport(sessionEndedEnd{clientEnd}))
+		f.handshake(subscribable)
+		r := <-res
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		sess := r.sess
+		defer sess.Close()
+		ctx := context.Background()
+		filter := mcp.SubscriptionFilter{ResourceSubscriptions: []string{"file:///r"}}
+		listen := func() *client.Subscription {
+			t.Helper()
+			ch := make(chan *client.Subscription, 1)
+			go func() {
+				sub, err := sess.Listen(ctx, filter)
+				if err != nil {
+					t.Errorf("Listen: %v", err)
+				}
+				ch <- sub
+			}()
+			f.reply(f.lexpect(mcp.MethodSubscribeResource).ID, `{}`)
+			return <-ch
+		}
+		old := listen()
+		done := async(func() error { _, err := sess.ListTools(ctx, ""); return err })
+		f.fail(f.lexpect(mcp.MethodListTools).ID, -32603, "the session has ended", `{"sessionEnded":true}`)
+		f.reply(f.lexpect(mcp.MethodInitialize).ID, subscribable)
+		f.lexpect(mcp.NotificationInitialized)
+		f.reply(f.lexpect(mcp.MethodListTools).ID, `{"tools":[]}`)
+		if err := <-done; err != nil {
+			t.Fatalf("ListTools: %v", err)
+		}
+		<-old.Done()
+		if err := old.Err(); !errors.Is(err, client.ErrSessionEnded) {
+			t.Errorf("the old stream ended with %v, want ErrSessionEnded", err)
+		}
+		msgs := make(chan []byte, 1)
+		go func() {
+			raw, err := f.conn.Read(ctx)
+			if err == nil {
+				msgs <- raw
+			}
+		}()
+		synctest.Wait()
+		select {
+		case raw := <-msgs:
+			t.Fatalf("the client sent %s as the old stream ended", raw)
+		default:
+		}
+		// The reader above takes the next message: the new stream's
+		// subscribe.
+		ch := make(chan *client.Subscription, 1)
+		go func() {
+			sub, err := sess.Listen(ctx, filter)
+			if err != nil {
+				t.Errorf("Listen on the new session: %v", err)
+			}
+			ch <- sub
+		}()
+		m := decodeWire(t, <-msgs)
+		if m.Method != mcp.MethodSubscribeResource {
+			t.Fatalf("the client sent %s, want resources/subscribe", m.Raw)
+		}
+		f.reply(m.ID, `{}`)
+		sub := <-ch
+		if sub == nil {
+			return
+		}
+		closed := async(sub.Close)
+		f.reply(f.lexpect(mcp.MethodUnsubscribeResource).ID, `{}`)
+		<-closed
+	})
 }
