@@ -87,7 +87,7 @@ func TestParleyClientAcrossTypeScriptRestart(t *testing.T) {
 	}
 
 	// Again; a tool without hints is not repeated.
-	srv = srv.restart(t, conns)
+	srv.restart(t, conns)
 	_, err = call("greet")
 	var ended *client.SessionEndedError
 	if !errors.As(err, &ended) || !ended.Reinitialized || !errors.Is(err, client.ErrSessionEnded) {
