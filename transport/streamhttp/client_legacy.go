@@ -111,9 +111,10 @@ type legacySession struct {
 	// maxResumeAttempts times in a row (the last event id and the retry),
 	// until a message the server accepts starts the stream again from
 	// there; nil while the stream runs, or when the server refused it.
-	idleGet *legacyEvents
-	hasIdle atomic.Bool  // idleGet != nil, read without the lock on every POST
-	held    atomic.Int32 // requests waiting for opening (for tests)
+	idleGet  *legacyEvents
+	hasIdle  atomic.Bool  // idleGet != nil, read without the lock on every POST
+	accepted atomic.Int64 // messages the server accepted (2xx), for the GET stream
+	held     atomic.Int32 // requests waiting for opening (for tests)
 }
 
 // legacyCall is one request in flight on a legacy connection. Its response
@@ -697,6 +698,10 @@ func (c *clientConn) startGetStream(s *legacySession) <-chan struct{} {
 // reviveGetStream starts the GET stream again, from where it stopped, if
 // it gave up: the server has just accepted a message, so it is back.
 func (c *clientConn) reviveGetStream(s *legacySession) {
+	// Counted before hasIdle is read, and read by the stream after it
+	// stores hasIdle: either this message revives the stream, or the
+	// stream sees it and does not give up (runGetStream).
+	s.accepted.Add(1)
 	if !s.hasIdle.Load() {
 		return
 	}
@@ -745,19 +750,17 @@ func (c *clientConn) runGetStream(ctx context.Context, s *legacySession, sid, ve
 	var once sync.Once
 	written := func() { once.Do(func() { close(sent) }) }
 	defer written()
+	var accepted int64 // s.accepted when the last attempt began
 	for misses, first := 0, true; ; first = false {
 		if !first {
 			if misses > maxResumeAttempts {
-				c.opts.Logger.Warn("streamhttp: giving up on the session's GET stream until the server accepts a message again", "attempts", maxResumeAttempts)
-				s.mu.Lock()
-				if ctx.Err() == nil {
-					// Still the session's stream: every change of stopGet
-					// cancels the stream it replaces, under s.mu.
-					s.stopGet = nil
-					s.idleGet = ev
-					s.hasIdle.Store(true)
+				if !c.getGivesUp(ctx, s, ev, accepted) {
+					// The server accepted a message meanwhile: it is
+					// back, and the stream starts over.
+					misses = 0
+					continue
 				}
-				s.mu.Unlock()
+				c.opts.Logger.Warn("streamhttp: giving up on the session's GET stream until the server accepts a message again", "attempts", maxResumeAttempts)
 				return
 			}
 			if c.wait(ctx, backoff(ev.delay(), misses)) != nil {
@@ -768,6 +771,7 @@ func (c *clientConn) runGetStream(ctx context.Context, s *legacySession, sid, ve
 		if first {
 			gctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { written() }})
 		}
+		accepted = s.accepted.Load()
 		resp, err := c.openGET(gctx, sid, version, ev.lastID)
 		written()
 		if err != nil {
@@ -815,6 +819,31 @@ func (c *clientConn) runGetStream(ctx context.Context, s *legacySession, sid, ve
 			return
 		}
 	}
+}
+
+// getGivesUp leaves the GET stream idle (ev, for reviveGetStream), unless
+// the server accepted a message since the stream's last attempt began
+// (accepted was s.accepted then), in which case it reports false. A stream
+// that is no longer the session's (ctx ended) just ends.
+func (c *clientConn) getGivesUp(ctx context.Context, s *legacySession, ev *legacyEvents, accepted int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ctx.Err() != nil {
+		return true
+	}
+	// hasIdle is stored before accepted is read: a message accepted from
+	// here on finds it, and waits for s.mu to revive the stream.
+	s.idleGet = ev
+	s.hasIdle.Store(true)
+	if s.accepted.Load() != accepted {
+		s.idleGet = nil
+		s.hasIdle.Store(false)
+		return false
+	}
+	// Still the session's stream: every change of stopGet cancels the
+	// stream it replaces, under s.mu.
+	s.stopGet = nil
+	return true
 }
 
 // readGetEvents reads one connection of the GET stream, delivering what

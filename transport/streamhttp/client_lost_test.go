@@ -292,15 +292,24 @@ func TestLegacyGetStreamRevived(t *testing.T) {
 		t.Fatalf("first GET message %+v", n)
 	}
 	want := 1 + 1 + maxResumeAttempts // the first GET, then one more and maxResumeAttempts retries in the outage
-	waitFor(t, "the GET stream to give up", func() bool { return len(clock.recorded()) == 1+maxResumeAttempts })
-	waitFor(t, "the GETs of the outage", func() bool { return len(e.requests("GET", "")) == want })
+	waitFor(t, "the GET stream to give up", func() bool { return c.legacy.Load().hasIdle.Load() })
+	if n := len(e.requests("GET", "")); n != want {
+		t.Fatalf("%d GETs before the stream gave up, want %d", n, want)
+	}
 	outage.Store(false)
 	write(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	if r := readResponse(t, c); r.Error != nil {
-		t.Fatalf("tools/list: %+v", r.Error)
+	// The answer and the revived stream's event, in either order.
+	var answered, notified bool
+	for range 2 {
+		switch m := readMessage(t, c).(type) {
+		case *jsonrpc.Response:
+			answered = m.Error == nil
+		case *jsonrpc.Request:
+			notified = m.Method == "notifications/resources/list_changed"
+		}
 	}
-	if n := readRequest(t, c); n.Method != "notifications/resources/list_changed" {
-		t.Fatalf("message after the revival %+v", n)
+	if !answered || !notified {
+		t.Fatalf("tools/list answered %v, the revived stream's event delivered %v", answered, notified)
 	}
 	gets := e.requests("GET", "")
 	if len(gets) != want+1 || gets[want].header.Get(HeaderLastEventID) != "g-1" || gets[want].header.Get(HeaderSessionID) != "sess-r" {
@@ -402,5 +411,46 @@ func TestLegacyFailuresDoNotPoison(t *testing.T) {
 	calls := e.requests("POST", "tools/call")
 	if got := calls[len(calls)-1].header.Get(HeaderSessionID); got != "sess-p" || c.SessionEnded() {
 		t.Errorf("the last call went on session %q (SessionEnded %v), want sess-p", got, c.SessionEnded())
+	}
+}
+
+// TestLegacyGetStreamKeptByAcceptedMessage: a GET stream whose last
+// attempt fails while the server accepts a message does not give up: the
+// server is back, and the stream starts over at once.
+func TestLegacyGetStreamKeptByAcceptedMessage(t *testing.T) {
+	var gets atomic.Int32
+	last := make(chan struct{})     // the last attempt of the outage has arrived
+	answered := make(chan struct{}) // a POST has been answered meanwhile
+	e := newLegacyEndpoint(t, "sess-k", "2025-11-25", func(e *legacyEndpoint) {
+		e.get = func(w http.ResponseWriter, r *http.Request) bool {
+			switch n := gets.Add(1); {
+			case n < 1+maxResumeAttempts:
+				w.WriteHeader(http.StatusServiceUnavailable)
+			case n == 1+maxResumeAttempts:
+				close(last)
+				<-answered
+				w.WriteHeader(http.StatusServiceUnavailable)
+			default:
+				startSSE(w)
+				writeEvents(w, "id: k-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+				<-r.Context().Done()
+			}
+			return true
+		}
+	})
+	c, clock := dialLegacy(t, e.url, nil)
+	handshake(t, c)
+	testwait.Recv(t, last, "the last GET of the outage")
+	write(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if r := readResponse(t, c); r.Error != nil {
+		t.Fatalf("tools/list: %+v", r.Error)
+	}
+	close(answered)
+	if n := readRequest(t, c); n.Method != "notifications/tools/list_changed" {
+		t.Fatalf("GET message %+v", n)
+	}
+	waits := clock.recorded()
+	if len(waits) != maxResumeAttempts+1 || waits[len(waits)-1] != defaultRetryDelay {
+		t.Errorf("waits %v, want the outage's %d and then the default delay", waits, maxResumeAttempts)
 	}
 }
