@@ -14,6 +14,7 @@ package auth
 import (
 	"context"
 	"encoding/binary"
+	"net/netip"
 	"time"
 )
 
@@ -88,39 +89,119 @@ func InfoFrom(ctx context.Context) *Info {
 // addrKey is the context key of the client's network address.
 type addrKey struct{}
 
+// remoteAddr is what WithRemoteAddrPrefixes stores: one pointer, so that
+// the context value costs one allocation, as a boxed string did.
+type remoteAddr struct {
+	host     string
+	prefixes AddrPrefixes
+}
+
+// Defaults of AddrPrefixes.
+const (
+	// DefaultIPv4Prefix makes each IPv4 address its own caller: an IPv4
+	// address is scarce, and a NAT or proxy shares one already.
+	DefaultIPv4Prefix = 32
+	// DefaultIPv6Prefix groups IPv6 addresses by /64: the smallest block
+	// a site is given, and the one a host configures its addresses in
+	// (SLAAC, privacy addresses), so that one machine holds 2^64 of them.
+	DefaultIPv6Prefix = 64
+)
+
+// AddrPrefixes says which client addresses are one caller for the limits
+// per caller ([CallerKey]): those that share their first IPv4 (or IPv6)
+// bits. A zero field means its default. A value above the address's
+// length (32, 128) means the whole address; a negative one, the default.
+type AddrPrefixes struct {
+	// IPv4 is the prefix length of IPv4 addresses (and of IPv4-mapped
+	// IPv6 addresses, which are IPv4 addresses). Zero means
+	// DefaultIPv4Prefix.
+	IPv4 int
+	// IPv6 is the prefix length of IPv6 addresses. Zero means
+	// DefaultIPv6Prefix.
+	IPv6 int
+}
+
 // WithRemoteAddr returns a copy of ctx that carries the network address
 // the request came from: the host alone, without the port, since one
 // client opens many connections from one host. Transports that know the
 // address (Streamable HTTP) call it, so that limits per caller can tell
-// unauthenticated clients apart. Behind a reverse proxy it is the proxy's
+// unauthenticated clients apart; [CallerKey] groups addresses by the
+// default [AddrPrefixes]. Behind a reverse proxy it is the proxy's
 // address unless a middleware replaces it with the one the proxy vouches
-// for.
+// for (or the transport is told which proxies to believe).
 func WithRemoteAddr(ctx context.Context, host string) context.Context {
-	return context.WithValue(ctx, addrKey{}, host)
+	return WithRemoteAddrPrefixes(ctx, host, AddrPrefixes{})
+}
+
+// WithRemoteAddrPrefixes is [WithRemoteAddr] with the prefixes that group
+// addresses into callers.
+func WithRemoteAddrPrefixes(ctx context.Context, host string, prefixes AddrPrefixes) context.Context {
+	return context.WithValue(ctx, addrKey{}, &remoteAddr{host: host, prefixes: prefixes})
 }
 
 // RemoteAddrFrom returns the host stored by [WithRemoteAddr], or "".
 func RemoteAddrFrom(ctx context.Context) string {
-	host, _ := ctx.Value(addrKey{}).(string)
-	return host
+	if ra, _ := ctx.Value(addrKey{}).(*remoteAddr); ra != nil {
+		return ra.host
+	}
+	return ""
 }
 
 // CallerKey names the caller of a request for limits that give every
 // caller its own share of a pool: the principal ([Info] client, issuer and
 // subject) when the request is authenticated, else the client's address
-// ([RemoteAddrFrom]), else "" (unknown: stdio, or a transport that says
-// nothing of its peer). Two keys are the same caller when they are equal;
-// a principal key never equals an address key. Limits per caller do not
-// apply to "": there is either one client (stdio) or nothing to tell
-// clients apart by.
+// ([RemoteAddrFrom]) as [AddrCallerKey] groups it, else "" (unknown:
+// stdio, or a transport that says nothing of its peer). Two keys are the
+// same caller when they are equal; a principal key never equals an address
+// key. Limits per caller do not apply to "": there is either one client
+// (stdio) or nothing to tell clients apart by. It is the one answer to
+// "who is calling" that every limit per caller in Parley uses.
 func CallerKey(ctx context.Context) string {
 	if info := InfoFrom(ctx); info != nil {
 		return PrincipalKey(info)
 	}
-	if host := RemoteAddrFrom(ctx); host != "" {
-		return "addr:" + host
+	if ra, _ := ctx.Value(addrKey{}).(*remoteAddr); ra != nil && ra.host != "" {
+		return AddrCallerKey(ra.host, ra.prefixes)
 	}
 	return ""
+}
+
+// AddrCallerKey is the caller key of an unauthenticated client at host
+// (an IP address, without port): "addr:" and the address, or the prefix
+// prefixes group it in ("addr:2001:db8:1:2::/64"). An IPv4-mapped IPv6
+// address is its IPv4 address, a zone (fe80::1%eth0) is dropped, and
+// every loopback address (127.0.0.0/8, ::1) is one caller,
+// "addr:loopback": each is the machine itself, which may use any of them.
+// A host that is not an IP address (a Unix socket's name) is its own key.
+func AddrCallerKey(host string, prefixes AddrPrefixes) string {
+	h := host
+	if len(h) > 2 && h[0] == '[' && h[len(h)-1] == ']' {
+		h = h[1 : len(h)-1]
+	}
+	a, err := netip.ParseAddr(h)
+	if err != nil {
+		return "addr:" + host
+	}
+	a = a.WithZone("").Unmap()
+	if a.IsLoopback() {
+		return "addr:loopback"
+	}
+	bits, def := prefixes.IPv6, DefaultIPv6Prefix
+	if a.Is4() {
+		bits, def = prefixes.IPv4, DefaultIPv4Prefix
+	}
+	if bits <= 0 {
+		bits = def
+	}
+	var buf [len("addr:") + len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128")]byte
+	b := append(buf[:0], "addr:"...)
+	if bits >= a.BitLen() {
+		b = a.AppendTo(b)
+	} else {
+		p, _ := a.Prefix(bits) // bits is within the address's length
+		b = p.AppendTo(b)
+	}
+	return string(b)
 }
 
 // PrincipalKey encodes the caller info describes (client, issuer and

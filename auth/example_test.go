@@ -66,15 +66,19 @@ func ExampleWithInfo() {
 
 // CallerKey names who sends a request, for limits that give each caller
 // its own share: the principal when the request is authenticated, else the
-// client's address, which Streamable HTTP stores with WithRemoteAddr.
+// client's address, which Streamable HTTP stores with WithRemoteAddr,
+// grouped so that one host is one caller.
 func ExampleCallerKey() {
 	anon := auth.WithRemoteAddr(context.Background(), "192.0.2.7")
 	fmt.Println(auth.CallerKey(anon))
+	v6 := auth.WithRemoteAddr(context.Background(), "2001:db8:1:2::abcd")
+	fmt.Println(auth.CallerKey(v6)) // a host's /64 is one caller
 	ada := auth.WithInfo(anon, &auth.Info{ClientID: "travel-app", Issuer: "https://as.example", Subject: "ada"})
 	fmt.Println(auth.CallerKey(ada) == auth.PrincipalKey(auth.InfoFrom(ada)))
 	fmt.Printf("%q\n", auth.CallerKey(context.Background())) // stdio: unknown, not bounded per caller
 	// Output:
 	// addr:192.0.2.7
+	// addr:2001:db8:1:2::/64
 	// true
 	// ""
 }

@@ -47,11 +47,12 @@ type SingleUseStore interface {
 // naming who presented the state, so that one client burning rounds
 // cannot fill the store for everyone. [MemoryStore] is one.
 //
-// The caller is the principal the policy binds states to (its Principal
-// hook; by default the OAuth client, issuer and subject), else "addr:"
-// and the client's address ([auth.RemoteAddrFrom]), else "" (unknown:
-// stdio, or a transport that does not say), which a store should bound
-// only as a whole.
+// The caller is "principal:" and the principal the policy binds states
+// to (its Principal hook; by default the OAuth client, issuer and
+// subject), else [auth.CallerKey] of the request (the client's address,
+// "addr:" and the address or the prefix it is grouped in), else ""
+// (unknown: stdio, or a transport that does not say), which a store
+// should bound only as a whole.
 type CallerStore interface {
 	SingleUseStore
 	// ConsumeAs is Consume for a state presented by caller. It may also
@@ -116,15 +117,15 @@ func (b *Boundary) consume(ctx context.Context, cl *claims) (string, error) {
 }
 
 // callerOf names the caller whose share of a [CallerStore] a state counts
-// against: the principal it is bound to, else the client's address.
+// against: the principal the policy bound it to (its Principal hook may
+// name a tenant rather than a user), else whoever [auth.CallerKey] says
+// is calling (an authenticated principal, else the client's address as
+// the transport groups it).
 func callerOf(ctx context.Context, principal string) string {
 	if principal != "" {
 		return "principal:" + principal
 	}
-	if host := auth.RemoteAddrFrom(ctx); host != "" {
-		return "addr:" + host
-	}
-	return ""
+	return auth.CallerKey(ctx)
 }
 
 // singleUseError is a refusal by single use, as the boundary's middleware

@@ -123,6 +123,13 @@ type HandlerOptions struct {
 	// Logger receives the handler's diagnostics. Default: slog.Default().
 	Logger *slog.Logger
 
+	// Callers says who the caller of an unauthenticated request is, for
+	// the limits per caller: its address, grouped by prefix, and, behind
+	// proxies named here, the address they forward. Nil means defaults:
+	// the connection's peer, IPv6 by /64, no forwarding header believed.
+	// See CallerOptions.
+	Callers *CallerOptions
+
 	// Sessions configures how legacy clients (2025-11-25 and earlier),
 	// which start with initialize, are served on the same endpoint: with
 	// sessions (the default) or statelessly, and within which limits. Nil
@@ -143,6 +150,7 @@ type Handler struct {
 	origins   *originPolicy
 	findTool  func(ctx context.Context, name string) (*mcp.Tool, bool)
 	log       *slog.Logger
+	callers   callerPolicy // HandlerOptions.Callers, resolved
 
 	legacy   bool          // the server serves legacy versions: initialize is answered
 	sessions *sessionStore // legacy sessions; nil when there are none (stateless legacy mode, or no legacy)
@@ -182,6 +190,7 @@ func NewHandler(s *server.Server, opts *HandlerOptions) *Handler {
 		origins:   newOriginPolicy(&o),
 		findTool:  o.FindTool,
 		log:       o.Logger,
+		callers:   newCallerPolicy(o.Callers),
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
@@ -358,7 +367,7 @@ func (h *Handler) serveRequest(w http.ResponseWriter, r *http.Request, msg *json
 	}
 	rs := newResponder(w, r, msg.ID, streamOK, h.keepAlive, h.writeTime, h.log)
 	req.SetNotify(rs.notify)
-	res, err := h.s.Serve(callerContext(r), req)
+	res, err := h.s.Serve(h.callerContext(r), req)
 	rs.finish(res, err)
 }
 

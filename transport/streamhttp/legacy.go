@@ -50,7 +50,8 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 		shuttingDown(w, msg.ID)
 		return
 	}
-	caller := callerKeyOf(r)
+	ctx := h.callerContext(r)
+	caller := auth.CallerKey(ctx)
 	if h.sessions.opts.MaxSessionsPerCaller <= 0 {
 		caller = ""
 	}
@@ -69,7 +70,7 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 		return
 	}
 	ls := h.sessions.newSession(r, caller)
-	sess, res, err := h.s.Initialize(callerContext(r), msg, &server.SessionOptions{Notify: ls.notifyStandalone})
+	sess, res, err := h.s.Initialize(ctx, msg, &server.SessionOptions{Notify: ls.notifyStandalone})
 	if err != nil {
 		h.sessions.unreserve(caller)
 		writeError(w, http.StatusBadRequest, msg.ID, asRPCError(err))
@@ -121,7 +122,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, msg *js
 	}
 	rs := newResponder(w, r, msg.ID, acceptsEventStream(r.Header.Values("Accept")), h.keepAlive, h.writeTime, h.log)
 	rs.inBand = true
-	res, err := sess.Handle(callerContext(r), msg, rs.notify, nil) // nil: no back-channel, handlers that ask are told so
+	res, err := sess.Handle(h.callerContext(r), msg, rs.notify, nil) // nil: no back-channel, handlers that ask are told so
 	rs.finish(res, err)
 }
 
@@ -176,7 +177,7 @@ func (h *Handler) serveSessionRequest(w http.ResponseWriter, r *http.Request, ls
 	// caller's identity, for one) but not its cancellation: a dropped
 	// connection is not a cancellation under 2025-11-25. It ends with
 	// the session, a notifications/cancelled, or an abandoned stream.
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(callerContext(r)))
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(h.callerContext(r)))
 	if !ls.track(msg.ID, cancel) {
 		cancel(nil)
 		ls.release()

@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,9 +18,16 @@ import (
 // initializeFrom sends an initialize from the client at addr straight to
 // h and returns the status and the session id.
 func initializeFrom(h http.Handler, addr string) (int, string, string) {
-	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(srvInitialize))
+	return postFrom(h, addr, srvInitialize)
+}
+
+// postFrom sends body, a legacy client's POST outside any session, from
+// the client at addr straight to h, and returns the status, the session
+// id and the body of the answer.
+func postFrom(h http.Handler, addr, body string) (int, string, string) {
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 	r.Header = srvHeaders("")
-	r.RemoteAddr = addr + ":40000"
+	r.RemoteAddr = net.JoinHostPort(addr, "40000")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w.Code, w.Header().Get(HeaderSessionID), w.Body.String()
@@ -159,7 +167,7 @@ func TestHandlerCallerAddressInContext(t *testing.T) {
 	})
 	url, _ := serve(t, NewHandler(s, nil))
 	resp, b := post(t, url, stdHeaders("tools/call", "who"), rawRequest(1, "tools/call", `"name":"who"`))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "from 127.0.0.1 as addr:127.0.0.1") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "from 127.0.0.1 as addr:loopback") {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -335,8 +334,9 @@ type serverSession struct {
 	store  *sessionStore
 	sess   *server.Session
 	caller *auth.Info // who opened the session, if authenticated
-	// callerKey names whose share the session counts against (see
-	// callerKeyOf); "" when no bound per caller applies.
+	// callerKey names whose share the session counts against
+	// (auth.CallerKey of the initialize); "" when no bound per caller
+	// applies.
 	callerKey string
 
 	ctx    context.Context // ends when the session does
@@ -656,33 +656,4 @@ func (ls *serverSession) versionMismatch(r *http.Request) *jsonrpc.Error {
 	}
 	return wire.InvalidRequest("%s", "Bad Request: "+HeaderProtocolVersion+" "+echoHeader(v)+
 		" is not the protocol version of this session ("+string(ls.sess.ProtocolVersion())+")")
-}
-
-// callerContext returns r's context with the client's address added
-// ([auth.WithRemoteAddr]), so that limits per caller further down (the
-// single-use store's shares, listen streams) can tell unauthenticated
-// clients apart.
-func callerContext(r *http.Request) context.Context {
-	return auth.WithRemoteAddr(r.Context(), remoteHost(r))
-}
-
-// remoteHost is the host of r.RemoteAddr, without the port: one client
-// opens many connections from one host.
-func remoteHost(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
-// callerKeyOf names r's caller for the limits per caller:
-// [auth.CallerKey] of its context and address.
-func callerKeyOf(r *http.Request) string {
-	if info := auth.InfoFrom(r.Context()); info != nil {
-		return auth.PrincipalKey(info)
-	}
-	if host := remoteHost(r); host != "" {
-		return "addr:" + host
-	}
-	return ""
 }

@@ -1,0 +1,34 @@
+package requeststate_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/requeststate"
+)
+
+// TestSingleUseCountsPrincipalBeforeAddress: the rounds of an
+// authenticated caller count against its principal's share wherever they
+// come from: a burner that changes its address between rounds is still
+// refused once its principal holds its share, and the rounds are not
+// counted against the addresses.
+func TestSingleUseCountsPrincipalBeforeAddress(t *testing.T) {
+	clk := newClock()
+	const max = 64
+	share := max / requeststate.DefaultCallerShares
+	s, store := burnerServer(t, clk, max)
+	info := &auth.Info{ClientID: "c", Issuer: "https://as", Subject: "roamer"}
+	accepted := 0
+	for i := range 4 * share {
+		ctx := auth.WithInfo(auth.WithRemoteAddr(context.Background(), fmt.Sprintf("192.0.2.%d", i+1)), info)
+		accepted += burn(t, s, ctx, 1)
+	}
+	if accepted != share {
+		t.Errorf("a principal roaming over %d addresses had %d rounds accepted, want its share of %d", 4*share, accepted, share)
+	}
+	if n := store.CallerLen("addr:192.0.2.1"); n != 0 {
+		t.Errorf("an address of the authenticated roamer holds %d states, want 0", n)
+	}
+}
