@@ -87,6 +87,11 @@ type Options struct {
 	// holds open at once. Default: server.DefaultMaxListenStreamsPerCaller;
 	// negative means no bound. See server.Options.MaxListenStreamsPerCaller.
 	MaxListenStreamsPerCaller int
+	// MaxListenStreams bounds the listen streams open at once, of all
+	// callers, keeping its last eighth for callers that hold (almost)
+	// none. Default: server.DefaultMaxListenStreams; negative means no
+	// bound. See server.Options.MaxListenStreams.
+	MaxListenStreams int
 
 	// Server holds the low-level server's options.
 	//
@@ -209,6 +214,9 @@ func (o *Options) lowLevel() *server.Options {
 	}
 	if o.MaxListenStreamsPerCaller != 0 {
 		low.MaxListenStreamsPerCaller = o.MaxListenStreamsPerCaller
+	}
+	if o.MaxListenStreams != 0 {
+		low.MaxListenStreams = o.MaxListenStreams
 	}
 	return &low
 }

@@ -32,3 +32,22 @@ func TestSingleUseCountsPrincipalBeforeAddress(t *testing.T) {
 		t.Errorf("an address of the authenticated roamer holds %d states, want 0", n)
 	}
 }
+
+// TestSingleUseManyBurnersKeepRoom: twenty callers (twenty addresses)
+// burning rounds each take what they may; the store keeps room that
+// callers holding their reserve share cannot take, so an honest caller
+// arriving last still completes a round. Without it, sixteen burners at
+// their share (16 × 4 of 64) filled the store and every later caller was
+// refused.
+func TestSingleUseManyBurnersKeepRoom(t *testing.T) {
+	clk := newClock()
+	const max = 64
+	s, store := burnerServer(t, clk, max)
+	for i := range 20 {
+		burn(t, s, auth.WithRemoteAddr(context.Background(), fmt.Sprintf("203.0.113.%d", i+1)), 2*max)
+	}
+	honest := auth.WithRemoteAddr(context.Background(), "198.51.100.1")
+	if got := burn(t, s, honest, 1); got != 1 {
+		t.Fatalf("an honest caller after twenty burners: its round was refused (the store holds %d of %d)", store.Len(), max)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/parley-mcp/parley/internal/fairshare"
 )
 
 // DefaultMaxEntries is how many unexpired states a [MemoryStore] holds
@@ -28,8 +30,10 @@ var ErrStoreFull = errors.New("requeststate: single-use store full")
 
 // ErrCallerShareFull is what a [MemoryStore] returns, wrapped with its
 // limit, when the caller presenting a state already holds
-// MaxEntriesPerCaller unexpired states: that caller's rounds are refused
-// until some of its states expire, and every other caller's are not.
+// MaxEntriesPerCaller unexpired states, or holds its reserve share while
+// the store is in its reserve (see MemoryStoreOptions.MaxEntriesPerCaller):
+// that caller's rounds are refused until some of its states expire, and
+// the rounds of callers holding less are not.
 var ErrCallerShareFull = errors.New("requeststate: the caller's share of the single-use store is full")
 
 // MemoryStoreOptions tunes a [MemoryStore]. A nil *MemoryStoreOptions means
@@ -46,10 +50,19 @@ type MemoryStoreOptions struct {
 	// once, so that one client burning rounds fills only its own share
 	// and the others keep working. Size it as the rounds per second one
 	// legitimate caller sustains × (TTL + 30 s); MaxEntries then serves
-	// MaxEntries / MaxEntriesPerCaller callers at that rate. States
-	// recorded through Consume (no caller known) count only against
-	// MaxEntries. Zero means MaxEntries / DefaultCallerShares (at least
-	// 1); negative means no bound per caller.
+	// MaxEntries / MaxEntriesPerCaller callers at that rate.
+	//
+	// Callers each at their share would still fill the store together,
+	// so its last eighth is kept for callers holding fewer than a
+	// sixty-fourth of MaxEntriesPerCaller (at least one): once seven
+	// eighths of MaxEntries are held, a caller holding that many is
+	// refused with ErrCallerShareFull, and a caller new to the store still
+	// gets its rounds accepted (design record 039). With the defaults
+	// that is 256 states, a round every 2.5 s sustained.
+	//
+	// States recorded through Consume (no caller known) count only
+	// against MaxEntries. Zero means MaxEntries / DefaultCallerShares (at
+	// least 1); negative means no bound per caller, and no reserve.
 	MaxEntriesPerCaller int
 	// Now is the clock that expires entries. Default: time.Now. Tests
 	// inject their own.
@@ -67,11 +80,12 @@ type MemoryStoreOptions struct {
 // insert, and a heap push; expired entries are dropped as later calls pass
 // them, oldest first. It is safe for concurrent use.
 type MemoryStore struct {
-	max       int
-	perCaller int // 0: no bound per caller
-	now       func() time.Time
-	full      error
-	shareFull error
+	max         int
+	perCaller   int // 0: no bound per caller
+	now         func() time.Time
+	full        error
+	shareFull   error
+	reserveFull error
 
 	mu      sync.Mutex
 	held    map[StateID]struct{}
@@ -121,8 +135,10 @@ func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
 		// Made once: refusing a state when full allocates nothing.
 		full:      fmt.Errorf("%w: it holds MaxEntries (%d) unexpired states; raise MemoryStoreOptions.MaxEntries", ErrStoreFull, opts.MaxEntries),
 		shareFull: fmt.Errorf("%w: the caller holds MaxEntriesPerCaller (%d) unexpired states", ErrCallerShareFull, opts.MaxEntriesPerCaller),
-		held:      make(map[StateID]struct{}),
-		callers:   make(map[string]*callerCount),
+		reserveFull: fmt.Errorf("%w: the store holds %d of MaxEntries (%d) and keeps the rest for callers holding fewer than %d states",
+			ErrCallerShareFull, opts.MaxEntries-fairshare.Reserve(opts.MaxEntries), opts.MaxEntries, fairshare.ReserveShare(opts.MaxEntriesPerCaller)),
+		held:    make(map[StateID]struct{}),
+		callers: make(map[string]*callerCount),
 	}, nil
 }
 
@@ -136,8 +152,9 @@ func (m *MemoryStore) Consume(_ context.Context, id StateID, expires time.Time) 
 
 // ConsumeAs is Consume for a state presented by caller: it also returns an
 // error matching [ErrCallerShareFull] when caller already holds
-// MaxEntriesPerCaller unexpired states. A caller of "" is not bounded
-// apart from the store as a whole.
+// MaxEntriesPerCaller unexpired states, or its reserve share while the
+// store is in its last eighth. A caller of "" is not bounded apart from
+// the store as a whole.
 func (m *MemoryStore) ConsumeAs(_ context.Context, id StateID, expires time.Time, caller string) error {
 	return m.consume(id, expires, caller)
 }
@@ -163,6 +180,9 @@ func (m *MemoryStore) consume(id StateID, expires time.Time, caller string) erro
 	}
 	if len(m.held) >= m.max {
 		return m.full
+	}
+	if cc != nil && fairshare.Refused(cc.n, m.perCaller, len(m.held), m.max) {
+		return m.reserveFull
 	}
 	if cc == nil && caller != "" && m.perCaller > 0 {
 		cc = &callerCount{key: caller}

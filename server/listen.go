@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/internal/fairshare"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -46,6 +47,7 @@ type hub struct {
 	byURI      uriIndex[*subscription]
 	sessionURI uriIndex[*Session]
 	callers    map[string]int // open listen streams per caller
+	streams    int            // open listen streams, until their listen returns
 
 	// Extensions' listen topics (AddListenTopic), and their index: for
 	// each topic, the streams granted each key.
@@ -121,15 +123,38 @@ func (h *hub) subscribeSession(ss *Session, uri string, on bool, limit int) bool
 	return true
 }
 
-// add opens sub for its caller, or returns false when the caller already
-// has limit streams open (0: no bound).
-func (h *hub) add(sub *subscription, limit int) bool {
+// Why hub.add refuses a stream.
+type listenRefusal int
+
+const (
+	listenOpened     listenRefusal = iota
+	listenCallerFull               // the caller holds its share
+	listenPoolFull                 // the server holds its limit of streams
+	listenReserved                 // the rest is kept for callers holding less
+)
+
+// add opens sub for its caller, unless the caller already has perCaller
+// streams open (0: no bound), or size are open (0: no bound), or the last
+// eighth of size is all that is left and the caller holds its reserve
+// share. held is what the caller had open.
+func (h *hub) add(sub *subscription, perCaller, size int) (refused listenRefusal, held int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if sub.caller != "" && limit > 0 {
-		if h.callers[sub.caller] >= limit {
-			return false
+	bounded := sub.caller != "" && perCaller > 0
+	if bounded {
+		held = h.callers[sub.caller]
+		if held >= perCaller {
+			return listenCallerFull, held
 		}
+	}
+	if size > 0 && h.streams >= size {
+		return listenPoolFull, held
+	}
+	if bounded && fairshare.Refused(held, perCaller, h.streams, size) {
+		return listenReserved, held
+	}
+	h.streams++
+	if bounded {
 		h.callers[sub.caller]++
 	}
 	h.subs[sub] = struct{}{}
@@ -143,16 +168,17 @@ func (h *hub) add(sub *subscription, limit int) bool {
 		h.byURI.add(uri, sub) // a URI listed twice is indexed once
 	}
 	h.indexTopics(sub, true)
-	return true
+	return listenOpened, held
 }
 
 // remove closes sub; it is safe to call for a stream already ended by
 // EndSubscriptions.
-func (h *hub) remove(sub *subscription, limit int) {
+func (h *hub) remove(sub *subscription, perCaller int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.unlinkLocked(sub)
-	if sub.caller != "" && limit > 0 {
+	h.streams--
+	if sub.caller != "" && perCaller > 0 {
 		if h.callers[sub.caller]--; h.callers[sub.caller] <= 0 {
 			delete(h.callers, sub.caller)
 		}
@@ -374,9 +400,16 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 		events: make(chan change, s.opts.ListenBuffer),
 		done:   make(chan struct{}),
 	}
-	perCaller := s.maxListenStreamsPerCaller()
-	if !s.hub.add(sub, perCaller) {
+	perCaller, size := s.maxListenStreamsPerCaller(), s.maxListenStreams()
+	switch refused, held := s.hub.add(sub, perCaller, size); refused {
+	case listenCallerFull:
 		return nil, wire.InvalidRequest("Too many listen streams: this caller already has %d open, the server's limit per caller (Options.MaxListenStreamsPerCaller); close one first", perCaller)
+	case listenPoolFull:
+		s.log.Warn("server: refusing a listen stream: the limit of listen streams is reached", "limit", size)
+		return nil, wire.Internal("Too many listen streams: the server's limit of %d open streams (Options.MaxListenStreams) is reached; try again later", size)
+	case listenReserved:
+		return nil, wire.InvalidRequest("Too many listen streams: nearly all of the server's %d (Options.MaxListenStreams) are open, and the rest is kept for callers with fewer than %d; this caller has %d open; close one first or try again later",
+			size, fairshare.ReserveShare(perCaller), held)
 	}
 	defer s.hub.remove(sub, perCaller)
 
@@ -427,6 +460,19 @@ func (s *Server) maxListenStreamsPerCaller() int {
 	switch n := s.opts.MaxListenStreamsPerCaller; {
 	case n == 0:
 		return DefaultMaxListenStreamsPerCaller
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
+}
+
+// maxListenStreams is Options.MaxListenStreams with its default; 0 means
+// no bound.
+func (s *Server) maxListenStreams() int {
+	switch n := s.opts.MaxListenStreams; {
+	case n == 0:
+		return DefaultMaxListenStreams
 	case n < 0:
 		return 0
 	default:

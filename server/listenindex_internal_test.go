@@ -19,8 +19,8 @@ func TestHubIndex(t *testing.T) {
 	h := &s.hub
 	a := &subscription{filter: mcp.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"u1", "u2", "u1"}}, events: make(chan change, 8)}
 	b := &subscription{filter: mcp.SubscriptionFilter{ResourceSubscriptions: []string{"u2"}}, events: make(chan change, 8)}
-	h.add(a, 0)
-	h.add(b, 0)
+	h.add(a, 0, 0)
+	h.add(b, 0, 0)
 	if count(h.byURI.all("u1")) != 1 || count(h.byURI.all("u2")) != 2 || len(h.byKind[0]) != 1 || len(h.byKind[1]) != 0 {
 		t.Fatalf("index after two streams: u1 %d, u2 %d, tools %d, prompts %d", count(h.byURI.all("u1")), count(h.byURI.all("u2")), len(h.byKind[0]), len(h.byKind[1]))
 	}
@@ -161,8 +161,8 @@ func TestTopicIndex(t *testing.T) {
 	h := &s.hub
 	a := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k1", "k2"}}, events: make(chan change, 8)}
 	b := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k2", "k3", "k3"}}, events: make(chan change, 8)}
-	h.add(a, 0)
-	h.add(b, 0)
+	h.add(a, 0, 0)
+	h.add(b, 0, 0)
 	if len(h.byKey[0]) != 3 || len(h.byKey[0]["k2"]) != 2 {
 		t.Fatalf("index after two streams: %v", h.byKey[0])
 	}

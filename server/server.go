@@ -74,9 +74,26 @@ type Options struct {
 	// the server's memory and publish time with streams; one more is
 	// refused with -32600 naming the limit. A caller the transport says
 	// nothing about (stdio) is not bounded. Default:
-	// DefaultMaxListenStreamsPerCaller; negative means no bound.
+	// DefaultMaxListenStreamsPerCaller; negative means no bound (and no
+	// reserve in MaxListenStreams).
 	MaxListenStreamsPerCaller int
+	// MaxListenStreams bounds the subscriptions/listen streams open at
+	// once, of all callers: one more is refused with -32603 naming the
+	// limit. Its last eighth is kept for callers holding fewer than a
+	// sixty-fourth of MaxListenStreamsPerCaller (at least one) open: a
+	// caller that holds that many is refused there with -32600, so that
+	// callers each at their share cannot fill it for a new one (design
+	// record 039). Default: DefaultMaxListenStreams; negative means no
+	// bound.
+	MaxListenStreams int
 }
+
+// DefaultMaxListenStreams is Options.MaxListenStreams' default. A stream
+// costs a few KiB (its goroutine, its queue of ListenBuffer changes, its
+// connection) and about 60 bytes in the subscription index for each URI
+// it subscribes to: 4,096 streams of the default 1,000 URIs hold about
+// 250 MiB of index.
+const DefaultMaxListenStreams = 4096
 
 // DefaultMaxListenStreamsPerCaller is Options.MaxListenStreamsPerCaller's
 // default: a client needs one listen stream, a few while it reconnects.

@@ -29,10 +29,10 @@ var allowed = map[string][]string{
 	"jsonrpc":                 {"internal/jsontext", "jsonrpc/wire", "transport"},
 	"mcp":                     {"internal/jsontext", "jsonrpc/wire"},
 	"transport/stdio":         {"transport"},
-	"server":                  {"auth", "internal/jsontext", "internal/questionkey", "jsonrpc", "jsonrpc/wire", "mcp", "transport"}, // auth: the caller of a request, for limits per caller (design record 034); internal/questionkey: a back-channel question's key, for mcptest (design record 046)
+	"server":                  {"auth", "internal/fairshare", "internal/jsontext", "internal/questionkey", "jsonrpc", "jsonrpc/wire", "mcp", "transport"}, // auth: the caller of a request, for limits per caller (design record 034); internal/questionkey: a back-channel question's key, for mcptest (design record 046)
 	"client":                  {"internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "transport"},
-	"transport/streamhttp":    {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport"},
-	"requeststate":            {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
+	"transport/streamhttp":    {"auth", "internal/fairshare", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport"},
+	"requeststate":            {"auth", "internal/fairshare", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
 	"requeststate/redisstore": {"requeststate"},
 	"tasks":                   {"internal/jsontext", "jsonrpc/wire", "mcp", "requeststate", "server"},
 	"tasks/redisstore":        {"mcp", "tasks"}, // the tasks extension, on the extension surface only (design record 026)
@@ -44,6 +44,7 @@ var allowed = map[string][]string{
 	"internal/layering":       {},
 	"internal/mcpgen":         {}, // the encoder generator (design record 022): standard library only
 	"internal/leakcheck":      {},
+	"internal/fairshare":      {}, // the room every pool shared by callers keeps (design record 039)
 	"internal/testwait":       {}, // bounded waits for tests (standard library only)
 	"internal/questionkey":    {}, // a legacy back-channel question's key in its context (design record 046)
 	"internal/redistest":      {}, // a redis-server of a test's own

@@ -175,3 +175,20 @@ func TestCallersOneMachine(t *testing.T) {
 		})
 	}
 }
+
+// TestCallersManyKeepRoomForANewOne: forty distinct callers (addresses of
+// forty machines) each open as many sessions as they may; the pool keeps
+// room that callers holding their reserve share cannot take, and an honest
+// client arriving last still opens a session. Without that room, the first
+// ten took the whole pool.
+func TestCallersManyKeepRoomForANewOne(t *testing.T) {
+	h := sessionHandler(t, nil)
+	for i := range 40 {
+		for range DefaultMaxSessions / 10 {
+			initializeFrom(h, fmt.Sprintf("203.0.113.%d", i+1))
+		}
+	}
+	if code, _, body := initializeFrom(h, "198.51.100.1"); code != http.StatusOK {
+		t.Fatalf("an honest client after forty callers took their shares: %d %s (%d sessions open)", code, body, h.sessions.len())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/internal/fairshare"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -67,6 +68,14 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, msg *j
 	case errors.Is(err, errCallerFull):
 		h.log.Warn("streamhttp: refusing initialize: the caller's session limit is reached", "limit", h.sessions.opts.MaxSessionsPerCaller, "remote", r.RemoteAddr)
 		writeError(w, http.StatusTooManyRequests, msg.ID, wire.Internal("Too Many Requests: this caller already has %d sessions, the limit per caller (SessionOptions.MaxSessionsPerCaller), and none of them is idle; end one with DELETE or try again later", h.sessions.opts.MaxSessionsPerCaller))
+		return
+	case errors.Is(err, errReserveOnly):
+		var why *sessionRefusal
+		errors.As(err, &why)
+		reserveShare := fairshare.ReserveShare(h.sessions.opts.MaxSessionsPerCaller)
+		h.log.Warn("streamhttp: refusing initialize: the rest of the session pool is kept for callers holding fewer sessions", "open", why.open, "limit", h.sessions.opts.MaxSessions, "held", why.held, "remote", r.RemoteAddr)
+		writeError(w, http.StatusTooManyRequests, msg.ID, wire.Internal("Too Many Requests: %d of the server's %d sessions (SessionOptions.MaxSessions) are taken, and the rest is kept for callers with fewer than %d; this caller has %d and none of them is idle; end one with DELETE or try again later",
+			why.open, h.sessions.opts.MaxSessions, reserveShare, why.held))
 		return
 	}
 	ls := h.sessions.newSession(r, caller)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/internal/fairshare"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -172,40 +173,65 @@ func newSessionStore(h *Handler, opts SessionOptions) *sessionStore {
 
 // Why reserve refuses a session.
 var (
-	errPoolFull   = errors.New("the session limit is reached")
-	errCallerFull = errors.New("the caller's session limit is reached")
+	errPoolFull    = errors.New("the session limit is reached")
+	errCallerFull  = errors.New("the caller's session limit is reached")
+	errReserveOnly = errors.New("the rest of the session pool is kept for callers holding fewer sessions")
 )
 
+// sessionRefusal is reserve's error: which limit refused the session, and what
+// the pool and the caller held then, for the message.
+type sessionRefusal struct {
+	limit      error // errPoolFull, errCallerFull or errReserveOnly
+	open, held int
+}
+
+func (r *sessionRefusal) Error() string { return r.limit.Error() }
+func (r *sessionRefusal) Unwrap() error { return r.limit }
+
 // reserve claims room for one more session of caller. A caller at its
-// share first gives up its least recently used idle session (returned as
-// evicted, for the caller of reserve to close); the error says which
-// limit refused the session when none could be made.
+// limit (its share under pressure, or its reserve share once the pool is
+// into its last eighth) first gives up its least recently used idle
+// session (returned as evicted, for the caller of reserve to close); the
+// error says which limit refused the session when none could be made.
 func (s *sessionStore) reserve(caller string) (evicted *serverSession, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs := s.callers[caller]
 	bounded := caller != "" && s.opts.MaxSessionsPerCaller > 0
+	held := 0
+	if bounded && cs != nil {
+		held = cs.n
+	}
 	// Shares apply under pressure only: below three quarters of the pool
 	// a caller may hold more than its share, as the many clients behind
-	// one proxy (one address) do; above it, no caller takes more.
+	// one proxy (one address) do; above it, no caller takes more. Sessions
+	// being created count: a burst of initializes is pressure too.
 	open := len(s.byID) + s.reserved
 	pressure := open >= s.opts.MaxSessions-s.opts.MaxSessions/4
-	atShare := bounded && pressure && cs != nil && cs.n >= s.opts.MaxSessionsPerCaller
-	if atShare {
+	atShare := bounded && pressure && held >= s.opts.MaxSessionsPerCaller
+	// And the last eighth is kept for callers holding (almost) nothing, so
+	// that callers each at their share do not fill the pool together.
+	reserveOnly := bounded && fairshare.Refused(held, s.opts.MaxSessionsPerCaller, open, s.opts.MaxSessions)
+	if atShare || reserveOnly {
 		if evicted = cs.leastRecentlyUsedIdle(); evicted != nil {
 			s.forgetLocked(evicted)
-			atShare = false
+			atShare, reserveOnly = false, false
 		}
 	}
 	if len(s.byID)+s.reserved >= s.opts.MaxSessions {
-		return evicted, errPoolFull
+		return evicted, &sessionRefusal{errPoolFull, open, held}
 	}
 	if atShare {
-		return nil, errCallerFull
+		return nil, &sessionRefusal{errCallerFull, open, held}
+	}
+	if reserveOnly {
+		return nil, &sessionRefusal{errReserveOnly, open, held}
 	}
 	s.reserved++
 	if bounded {
-		if cs == nil {
+		// Looked up again: an eviction that took the caller's count to 0
+		// dropped its entry.
+		if cs = s.callers[caller]; cs == nil {
 			cs = &callerSessions{open: make(map[*serverSession]struct{})}
 			s.callers[caller] = cs
 		}

@@ -1,0 +1,63 @@
+package streamhttp
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestHandlerLegacyRecyclingKeepsTheCount: a caller that recycles its one
+// session over and over (a share of one, under pressure) holds one session
+// throughout: the eviction that takes its count to zero does not lose
+// track of the session that replaces the evicted one. It did, and every
+// other initialize of such a caller was counted nowhere.
+func TestHandlerLegacyRecyclingKeepsTheCount(t *testing.T) {
+	h := sessionHandler(t, &SessionOptions{MaxSessions: 8, MaxSessionsPerCaller: 1})
+	for range 6 { // another caller brings the pool under pressure
+		if code, _, body := initializeFrom(h, "198.51.100.1"); code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+	}
+	for i := range 5 {
+		if code, _, body := initializeFrom(h, "192.0.2.1"); code != http.StatusOK {
+			t.Fatalf("initialize %d of a caller recycling its session: %d %s", i, code, body)
+		}
+		if n := h.sessions.len(); n != 7 {
+			t.Fatalf("after initialize %d of a caller with a share of one, %d sessions open, want 7", i, n)
+		}
+	}
+}
+
+// TestHandlerLegacySessionReserve: the last eighth of the pool is kept for
+// callers holding no session: there a caller holding one, all busy, gets
+// 429 naming the reserve (an idle one would be recycled instead), while
+// new callers still open sessions until the pool is full.
+func TestHandlerLegacySessionReserve(t *testing.T) {
+	h := sessionHandler(t, &SessionOptions{MaxSessions: 16, MaxSessionsPerCaller: 8}) // reserve from 14 on, reserve share 1
+	for range 12 {
+		if code, _, body := initializeFrom(h, "198.51.100.1"); code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+	}
+	for range 2 { // under pressure, under its share, before the reserve
+		code, sid, body := initializeFrom(h, "192.0.2.1")
+		if code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		h.sessions.byID[sid].acquire()
+	}
+	code, _, body := initializeFrom(h, "192.0.2.1")
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "14 of the server's 16 sessions (SessionOptions.MaxSessions)") ||
+		!strings.Contains(body, "fewer than 1; this caller has 2") {
+		t.Fatalf("a caller holding sessions, in the reserve: %d %s", code, body)
+	}
+	for i := range 2 {
+		if code, _, body := initializeFrom(h, fmt.Sprintf("203.0.113.%d", i+1)); code != http.StatusOK {
+			t.Fatalf("a new caller in the reserve: %d %s", code, body)
+		}
+	}
+	if code, _, body := initializeFrom(h, "203.0.113.9"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a new caller with the pool full: %d %s, want 503", code, body)
+	}
+}
