@@ -82,3 +82,18 @@ func TestListenStreamsPoolUnbounded(t *testing.T) {
 		}
 	}
 }
+
+// TestListenStreamsNegativePerCallerMeansNoBound: a negative
+// MaxListenStreamsPerCaller bounds nothing per caller: one caller opens
+// more streams than the default share.
+func TestListenStreamsNegativePerCallerMeansNoBound(t *testing.T) {
+	s := subscribingServer(&server.Options{MaxListenStreamsPerCaller: -1})
+	ctx := auth.WithRemoteAddr(context.Background(), "192.0.2.7")
+	for i := range 2 * server.DefaultMaxListenStreamsPerCaller {
+		cancel, _, err := openListen(t, s, ctx)
+		if err != nil {
+			t.Fatalf("stream %d of one caller with no bound per caller: %v", i, err)
+		}
+		defer cancel()
+	}
+}

@@ -61,3 +61,51 @@ func TestHandlerLegacySessionReserve(t *testing.T) {
 		t.Fatalf("a new caller with the pool full: %d %s, want 503", code, body)
 	}
 }
+
+// TestHandlerLegacySessionPressureCountsSessionsBeingCreated: the pool is
+// under pressure (shares apply) once three quarters of it are open or
+// being opened: initializes in flight count, so that a burst of them
+// cannot keep the pool looking empty while a caller goes over its share.
+// Here two sessions are open and four are being created in a pool of
+// eight: a caller at its share of two (both sessions busy) is refused.
+func TestHandlerLegacySessionPressureCountsSessionsBeingCreated(t *testing.T) {
+	h := sessionHandler(t, &SessionOptions{MaxSessions: 8, MaxSessionsPerCaller: 2})
+	for range 2 {
+		code, sid, body := initializeFrom(h, "192.0.2.1")
+		if code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		h.sessions.byID[sid].acquire() // busy: not to be evicted
+	}
+	for i := range 4 { // initializes of four other callers, still being served
+		if _, err := h.sessions.reserve(fmt.Sprintf("addr:198.51.100.%d", i+1)); err != nil {
+			t.Fatalf("reserving an initialize in flight: %v", err)
+		}
+	}
+	if code, _, body := initializeFrom(h, "192.0.2.1"); code != http.StatusTooManyRequests {
+		t.Fatalf("a caller at its share with the pool at three quarters (sessions being created included): %d %s, want 429", code, body)
+	}
+}
+
+// TestHandlerLegacyFailedInitializeGivesBackItsPlace: an initialize the
+// server refuses (its params do not parse) gives back the place it held,
+// in the pool and in its caller's share: a caller that sends bad
+// initializes, more of them than the pool and its share hold, still opens
+// a session afterwards.
+func TestHandlerLegacyFailedInitializeGivesBackItsPlace(t *testing.T) {
+	h := sessionHandler(t, &SessionOptions{MaxSessions: 4, MaxSessionsPerCaller: 1})
+	for range 3 { // another caller brings the pool under pressure (3 of 4)
+		if code, _, body := initializeFrom(h, "198.51.100.1"); code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+	}
+	const bad = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":7}}`
+	for i := range 5 {
+		if code, _, body := postFrom(h, "192.0.2.1", bad); code != http.StatusBadRequest {
+			t.Fatalf("bad initialize %d: %d %s, want 400", i, code, body)
+		}
+	}
+	if code, _, body := initializeFrom(h, "192.0.2.1"); code != http.StatusOK {
+		t.Fatalf("after its failed initializes, a caller's first session: %d %s", code, body)
+	}
+}
