@@ -461,7 +461,7 @@ func (s *Server) maxListenStreamsPerCaller() int {
 	case n == 0:
 		return DefaultMaxListenStreamsPerCaller
 	case n < 0:
-		return 0
+		return 0 // no bound per caller
 	default:
 		return n
 	}
@@ -474,7 +474,7 @@ func (s *Server) maxListenStreams() int {
 	case n == 0:
 		return DefaultMaxListenStreams
 	case n < 0:
-		return 0
+		return 0 // no bound on the streams of all callers
 	default:
 		return n
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/parley-mcp/parley/auth"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/server"
 )
@@ -20,16 +21,19 @@ import (
 func TestListenStreamsPoolKeepsRoom(t *testing.T) {
 	const size, share = 64, 8 // a reserve of 8, a reserve share of 1
 	s := subscribingServer(&server.Options{MaxListenStreams: size, MaxListenStreamsPerCaller: share})
-	var cancels []context.CancelFunc
+	var (
+		cancels []context.CancelFunc
+		dones   []<-chan error
+	)
 	defer func() {
 		for _, c := range cancels {
 			c()
 		}
 	}()
 	open := func(ctx context.Context) error {
-		cancel, _, err := openListen(t, s, ctx)
+		cancel, done, err := openListen(t, s, ctx)
 		if err == nil {
-			cancels = append(cancels, cancel)
+			cancels, dones = append(cancels, cancel), append(dones, done)
 		}
 		return err
 	}
@@ -51,16 +55,25 @@ func TestListenStreamsPoolKeepsRoom(t *testing.T) {
 		!strings.Contains(rpcErr.Message, "MaxListenStreams") || !strings.Contains(rpcErr.Message, "fewer than 1") {
 		t.Fatalf("a caller holding its reserve share, in the reserve: %v", err)
 	}
-	for i := 8; i < 15; i++ { // the rest of the reserve, one stream a caller
+	for i := 8; i < 14; i++ { // the rest of the reserve but one, one stream a caller
 		if err := open(from(i)); err != nil {
 			t.Fatalf("new caller %d in the reserve: %v", i, err)
 		}
 	}
 	// Stdio (no caller known) is not bounded per caller, and so not kept
 	// out of the reserve either; only the pool bounds it.
+	if err := open(context.Background()); err != nil {
+		t.Fatalf("stdio in the reserve: %v", err)
+	}
 	if err := open(context.Background()); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError ||
 		!strings.Contains(rpcErr.Message, "limit of 64 open streams (Options.MaxListenStreams)") {
 		t.Fatalf("over the pool: %v", err)
+	}
+	// A stream that ends gives its place in the pool back.
+	cancels[0]()
+	testwait.Recv(t, dones[0], "the end of a cancelled stream")
+	if err := open(context.Background()); err != nil {
+		t.Fatalf("after a stream ended: %v", err)
 	}
 }
 

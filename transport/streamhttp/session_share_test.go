@@ -30,8 +30,8 @@ func TestHandlerLegacyRecyclingKeepsTheCount(t *testing.T) {
 }
 
 // TestHandlerLegacySessionReserve: the last eighth of the pool is kept for
-// callers holding no session: there a caller holding one, all busy, gets
-// 429 naming the reserve (an idle one would be recycled instead), while
+// callers holding no session: there a caller holding some, all busy, gets
+// 429 naming the reserve, a caller holding an idle one recycles it, and
 // new callers still open sessions until the pool is full.
 func TestHandlerLegacySessionReserve(t *testing.T) {
 	h := sessionHandler(t, &SessionOptions{MaxSessions: 16, MaxSessionsPerCaller: 8}) // reserve from 14 on, reserve share 1
@@ -52,10 +52,18 @@ func TestHandlerLegacySessionReserve(t *testing.T) {
 		!strings.Contains(body, "fewer than 1; this caller has 2") {
 		t.Fatalf("a caller holding sessions, in the reserve: %d %s", code, body)
 	}
-	for i := range 2 {
-		if code, _, body := initializeFrom(h, fmt.Sprintf("203.0.113.%d", i+1)); code != http.StatusOK {
-			t.Fatalf("a new caller in the reserve: %d %s", code, body)
-		}
+	// A new caller opens a session in the reserve; its next initialize
+	// there recycles that session, idle, rather than take more.
+	code, first, body := initializeFrom(h, "203.0.113.1")
+	if code != http.StatusOK {
+		t.Fatalf("a new caller in the reserve: %d %s", code, body)
+	}
+	if code, _, body := initializeFrom(h, "203.0.113.1"); code != http.StatusOK || h.sessions.byID[first] != nil || h.sessions.len() != 15 {
+		t.Fatalf("a caller with an idle session, in the reserve: %d %s, its idle session closed %v, %d open (want 15)",
+			code, body, h.sessions.byID[first] == nil, h.sessions.len())
+	}
+	if code, _, body := initializeFrom(h, "203.0.113.2"); code != http.StatusOK {
+		t.Fatalf("the last new caller in the reserve: %d %s", code, body)
 	}
 	if code, _, body := initializeFrom(h, "203.0.113.9"); code != http.StatusServiceUnavailable {
 		t.Fatalf("a new caller with the pool full: %d %s, want 503", code, body)

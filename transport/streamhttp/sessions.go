@@ -261,9 +261,9 @@ func (cs *callerSessions) leastRecentlyUsedIdle() *serverSession {
 func (s *sessionStore) unreserve(caller string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.reserved--
+	s.reserved-- // a failed initialize gives its place in the pool back
 	if cs := s.callers[caller]; cs != nil {
-		if cs.n--; cs.n == 0 {
+		if cs.n--; cs.n == 0 { // and in its caller's share
 			delete(s.callers, caller)
 		}
 	}
