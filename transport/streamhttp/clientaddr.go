@@ -75,9 +75,15 @@ func newCallerPolicy(o *CallerOptions) callerPolicy {
 	}
 	p.prefixes = o.Prefixes
 	for _, t := range o.TrustedProxies {
-		if t.IsValid() {
-			p.trusted = append(p.trusted, t.Masked())
+		if !t.IsValid() {
+			continue
 		}
+		if a := t.Addr(); a.Is4In6() && t.Bits() >= 96 {
+			// Addresses are compared unmapped: an IPv4 proxy written
+			// as ::ffff:a.b.c.d is the IPv4 proxy.
+			t = netip.PrefixFrom(a.Unmap(), t.Bits()-96)
+		}
+		p.trusted = append(p.trusted, t.Masked())
 	}
 	if len(p.trusted) > 0 {
 		p.header = http.CanonicalHeaderKey(o.ForwardedHeader)

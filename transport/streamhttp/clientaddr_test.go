@@ -97,6 +97,11 @@ func TestHandlerTrustedProxyXForwardedFor(t *testing.T) {
 	if got := whoFrom(t, h, "10.0.0.1:80", "X-Forwarded-For", "2001:db8:1:2::1"); got != "2001:db8:1:2::1 as addr:2001:db8:1:2::/64" {
 		t.Errorf("a forwarded IPv6 client is %q, want its /64", got)
 	}
+	// A proxy listed as an IPv4-mapped prefix is the IPv4 proxy.
+	mapped := whoHandler(&CallerOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.0/104")}})
+	if got := whoFrom(t, mapped, "10.0.0.1:80", "X-Forwarded-For", "203.0.113.9"); !strings.HasPrefix(got, "203.0.113.9 ") {
+		t.Errorf("behind a proxy listed IPv4-mapped: %q, want the forwarded client", got)
+	}
 	// Another header than the one configured is not read.
 	if got := whoFrom(t, h, "10.0.0.1:80", "Forwarded", "for=203.0.113.9"); !strings.HasPrefix(got, "10.0.0.1 ") {
 		t.Errorf("Forwarded read while X-Forwarded-For is configured: %q", got)

@@ -156,6 +156,22 @@
 // reverse proxy on the same machine (whose requests arrive on loopback with
 // the public Host), and DisableHostCheck turns it off.
 //
+// # Who is the caller
+//
+// Limits per caller (legacy sessions here; listen streams, single-use
+// states and tasks in the server) count against [auth.CallerKey] of the
+// request: its authenticated principal, else its client's address. The
+// handler puts that address in the context ([auth.WithRemoteAddrPrefixes])
+// with the addresses of one host grouped: an IPv6 /64 is one caller, as is
+// every loopback address, and an IPv4-mapped address is its IPv4 address
+// (HandlerOptions.Callers.Prefixes widens or narrows this). The address is
+// the connection's peer: forwarding headers (X-Forwarded-For, Forwarded)
+// are not believed, since a client can write any address there, unless
+// HandlerOptions.Callers.TrustedProxies names the proxies that write them;
+// from those, the rightmost address that is not a trusted proxy is the
+// client. An address a middleware in front of the handler already put in
+// the context is kept.
+//
 // # Legacy sessions (2025-11-25 and earlier)
 //
 // A legacy client POSTs initialize without the envelope (and without
@@ -197,10 +213,12 @@
 //
 // Sessions live in the handler's memory: a load balancer must send all of a
 // session's requests to the instance that opened it. An initialize over
-// SessionOptions.MaxSessions (1000) gets 503 with a JSON-RPC error; one
-// caller (principal, else client address) holds at most
-// SessionOptions.MaxSessionsPerCaller (100), its least recently used idle
-// session giving way to a new one, else 429. A session with no request in
+// SessionOptions.MaxSessions (1000) gets 503 with a JSON-RPC error; once
+// three quarters of the pool are open, one caller (see "Who is the
+// caller") holds at most SessionOptions.MaxSessionsPerCaller (100), and in
+// the pool's last eighth only callers holding no session open one; a
+// caller over its limit has its least recently used idle session give way
+// to the new one, else gets 429. A session with no request in
 // progress and no open stream for SessionOptions.IdleTimeout (10 minutes)
 // is closed, as legacy clients often leave without a DELETE. A GET stream
 // opened with a bearer token ends when the token expires.

@@ -7,7 +7,9 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 
+	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
@@ -68,4 +70,21 @@ func ExampleNewClientTransport_httpStatus() {
 	}
 	// Output:
 	// the server wants authorization: HTTP 401 Unauthorized
+}
+
+// Behind load balancers at 10.0.0.0/8 that append the client's address to
+// X-Forwarded-For, the handler believes them, and only them: each client
+// gets its own share of the limits per caller rather than the balancers'
+// one. Sites given whole IPv6 /56s count as one caller each.
+func ExampleCallerOptions() {
+	s := server.New(mcp.Implementation{Name: "behind-a-balancer", Version: "1.0.0"}, nil)
+	h := streamhttp.NewHandler(s, &streamhttp.HandlerOptions{
+		Callers: &streamhttp.CallerOptions{
+			TrustedProxies:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+			ForwardedHeader: "X-Forwarded-For",
+			Prefixes:        auth.AddrPrefixes{IPv6: 56},
+		},
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
 }
