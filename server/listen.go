@@ -32,6 +32,9 @@ type subscription struct {
 	caller string                 // whose share it counts against (auth.CallerKey); "" unbounded
 	events chan change
 	done   chan struct{} // closed to end the stream gracefully
+	// counted is true from hub.add to hub.remove: the stream holds its
+	// place in the pool and its caller's share until its listen returns.
+	counted bool
 }
 
 // hub tracks the open listen streams and legacy sessions, indexed by what
@@ -157,6 +160,7 @@ func (h *hub) add(sub *subscription, perCaller, size int) (refused listenRefusal
 	if bounded {
 		h.callers[sub.caller]++
 	}
+	sub.counted = true
 	h.subs[sub] = struct{}{}
 	f := &sub.filter
 	for i, on := range [...]bool{f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged} {
@@ -171,12 +175,16 @@ func (h *hub) add(sub *subscription, perCaller, size int) (refused listenRefusal
 	return listenOpened, held
 }
 
-// remove closes sub; it is safe to call for a stream already ended by
-// EndSubscriptions.
+// remove closes sub and gives back its place; it is safe to call for a
+// stream already ended by EndSubscriptions, and more than once.
 func (h *hub) remove(sub *subscription, perCaller int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.unlinkLocked(sub)
+	if !sub.counted {
+		return
+	}
+	sub.counted = false
 	h.streams--
 	if sub.caller != "" && perCaller > 0 {
 		if h.callers[sub.caller]--; h.callers[sub.caller] <= 0 {

@@ -176,7 +176,7 @@ func TestTopicIndex(t *testing.T) {
 	}
 	h.remove(b, 0)
 	h.remove(b, 0) // a second remove, as EndSubscriptions then the stream's own end do
-	if len(h.byKey[0]) != 0 || len(h.subs) != 0 {
-		t.Fatalf("index after every stream left: %v", h.byKey[0])
+	if len(h.byKey[0]) != 0 || len(h.subs) != 0 || h.streams != 0 {
+		t.Fatalf("index after every stream left: %v, %d streams counted", h.byKey[0], h.streams)
 	}
 }
