@@ -107,14 +107,21 @@ func (req *Request) AskAll(ctx context.Context, reqs mcp.InputRequests) (mcp.Inp
 		err error
 	}
 	ch := make(chan answer, len(reqs))
-	round := new(questionkey.Round)
+	var round *questionkey.Round
+	if questionkey.Enabled() {
+		round = new(questionkey.Round)
+	}
 	for key, q := range reqs {
 		go func() {
 			// The wire names no key on a legacy session; the context
 			// carries it, and the round, as far as the transport, where
 			// mcptest's scripted person looks for them (package
-			// questionkey).
-			raw, err := req.Ask(questionkey.With(ctx, key, round), q)
+			// questionkey) — only in a process that has one.
+			qctx := ctx
+			if round != nil {
+				qctx = questionkey.With(ctx, key, round)
+			}
+			raw, err := req.Ask(qctx, q)
 			ch <- answer{key, raw, err}
 		}()
 	}

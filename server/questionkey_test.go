@@ -33,6 +33,7 @@ func TestAskAllCarriesTheKey(t *testing.T) {
 		}
 		return mcp.TextResult("asked"), nil
 	})
+	questionkey.Enable()
 	ctx := context.Background()
 	init := &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: mcp.MethodInitialize,
 		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"x","version":"1"}}`)}

@@ -12,7 +12,23 @@
 // Nothing else reads them; nothing of them reaches the wire.
 package questionkey
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
+
+// enabled is set by Enable: until a reader exists in the process,
+// server.Request.AskAll adds nothing to the context, so that a program
+// that never imports mcptest pays nothing for it (not even an
+// allocation per question: the allocation budgets of legacy flows hold).
+var enabled atomic.Bool
+
+// Enable makes server.Request.AskAll carry question keys from now on, in
+// the whole process. mcptest calls it when it connects a session.
+func Enable() { enabled.Store(true) }
+
+// Enabled reports whether Enable has been called.
+func Enabled() bool { return enabled.Load() }
 
 // Round stands for the requests one AskAll sends together; compare
 // pointers.
