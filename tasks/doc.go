@@ -21,9 +21,20 @@
 // A task is stored before its tools/call is answered, bound to the
 // principal that created it (another principal's tasks/get is answered as
 // an unknown id is), readable for Options.TTL after its creation, and
-// never changes once completed, failed or cancelled. A body asks the
-// person at the host with Run.Ask: the task shows input_required with the
-// questions until tasks/update has answered every one.
+// never changes once completed, failed or cancelled (its statuses are
+// mcp.TaskWorking, mcp.TaskInputRequired, mcp.TaskCompleted,
+// mcp.TaskFailed and mcp.TaskCancelled). A body asks the person at the
+// host with Run.Ask: the task shows input_required with the questions
+// until tasks/update has answered every one.
+//
+// A task created without authentication is bound to no principal: its id,
+// 128 random bits, is all that protects it, and whoever has the id reads,
+// answers and cancels it, from any address. What one caller (the
+// principal, else the client's address) can make a store hold is bounded:
+// its open tasks, its finished tasks, and the answers its waiting tasks
+// hold (MemoryStoreOptions); one answer and one task's answers are bounded
+// by Options. Design record 037 says why an unauthenticated task is not
+// bound to its client's address.
 //
 // Package mcpserver runs its task tools through this package
 // (mcpserver.AddTaskTool).

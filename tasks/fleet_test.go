@@ -109,7 +109,7 @@ func TestLeaseLapses(t *testing.T) {
 			t.Fatalf("at the lease's end: %+v", g)
 		}
 		var e jsonrpc.Error
-		if err := json.Unmarshal(g.Error, &e); err != nil || e.Code != jsonrpc.CodeInternalError || e.Message != tasks.LostError {
+		if err := json.Unmarshal(g.Error, &e); err != nil || e.Code != jsonrpc.CodeInternalError || e.Message != tasks.LostMessage {
 			t.Errorf("a lost task's error: %s", g.Error)
 		}
 		_, err := b.call("alice", mcp.MethodUpdateTask, `"taskId":"`+id+`","inputResponses":{}`)
@@ -252,7 +252,7 @@ func TestWordBeforeWatching(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		shared := tasks.NewMemoryStore(nil)
 		g := &gated{MemoryStore: shared, gate: make(chan struct{})}
-		a := newFixture(t, &tasks.Options{Store: g, Lease: -1})
+		a := newFixture(t, &tasks.Options{Store: g, Lease: -1, TTL: -1}) // no expiry either: nothing but word ends the body
 		b := newFixture(t, &tasks.Options{Store: shared, Lease: -1})
 		started := make(chan context.Context, 1)
 		a.bodies["ask"] = asker(started)

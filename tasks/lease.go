@@ -135,7 +135,7 @@ func (m *Manager) expireLease(r *Record) bool {
 		return false
 	}
 	r.Status, r.Pending, r.Answers = mcp.TaskFailed, nil, nil
-	r.Error = m.errorObject(r.ID, wire.Internal(LostError))
+	r.Error = m.errorObject(r.ID, wire.Internal(LostMessage))
 	r.Updated = m.now().UTC()
 	return true
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/internal/jsontext"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -29,12 +30,18 @@ type Options struct {
 	// the wire). Default one hour; negative means no limit (ttlMs null).
 	TTL time.Duration
 	// PollInterval is how long clients are asked to wait between polls
-	// (pollIntervalMs). Default one second.
+	// (pollIntervalMs). Default one second. StartOptions.PollInterval
+	// sets it for one task (mcpserver.TaskToolOptions for one tool).
 	PollInterval time.Duration
 	// Principal binds a task to its creator: another principal's
 	// tasks/get, tasks/update or tasks/cancel gets the answer an unknown
 	// id gets. Default: requeststate.AuthPrincipal, the identity of the
-	// validated access token.
+	// validated access token. A request it names no principal for ("",
+	// not authenticated) makes a task bound to nobody: its unguessable id
+	// is all that protects it, from any address. The store's bounds count
+	// such a task under the client's address (auth.CallerKey) instead.
+	// A hook that fails refuses the tools/call (-32603) and stores
+	// nothing.
 	Principal func(ctx context.Context, req *server.Request) (string, error)
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -52,17 +59,49 @@ type Options struct {
 	// Instance names this server instance in the records of the tasks it
 	// runs (Record.Owner) and in logs. Default: a random name.
 	Instance string
+	// MaxAnswerBytes bounds one answer that tasks/update delivers (its
+	// JSON, in bytes): an update carrying a larger answer to an open
+	// question is refused with -32602 naming the limit, and changes
+	// nothing. Default DefaultMaxAnswerBytes; negative means no bound.
+	MaxAnswerBytes int
+	// MaxTaskAnswerBytes bounds the answers one task holds at once (a
+	// task keeps the answers it has until its last question is
+	// answered): an update that would make them larger is refused with
+	// -32602 naming the limit. Default DefaultMaxTaskAnswerBytes;
+	// negative means no bound. The answers of all of a caller's tasks
+	// are bounded by the store (MemoryStoreOptions.MaxAnswerBytesPerCaller).
+	MaxTaskAnswerBytes int
 }
 
-// LostError is the message of the error a task fails with when the
-// instance running it stopped renewing its lease.
-const LostError = "Internal error: the server instance running this task stopped"
+// The defaults of Options' bounds on answers.
+const (
+	DefaultMaxAnswerBytes     = 1 << 20
+	DefaultMaxTaskAnswerBytes = 2 << 20
+)
+
+// StartOptions tune one task. Nil means the manager's Options.
+type StartOptions struct {
+	// PollInterval is how long clients are asked to wait between polls of
+	// this task; zero means Options.PollInterval.
+	PollInterval time.Duration
+}
+
+// LostMessage is the message of the error (-32603) a task fails with
+// when the instance running it stopped renewing its lease.
+const LostMessage = "Internal error: the server instance running this task stopped"
+
+// LostError is the old name of LostMessage.
+//
+// Deprecated: use LostMessage; this is a message, not an error type.
+const LostError = LostMessage
 
 // Manager serves the tasks extension for one server and runs its tasks.
 type Manager struct {
 	store     Store
 	ttl       time.Duration
 	poll      time.Duration
+	maxAnswer int64 // per answer; 0: no bound
+	maxTask   int64 // per task; 0: no bound
 	principal func(ctx context.Context, req *server.Request) (string, error)
 	now       func() time.Time
 	log       *slog.Logger
@@ -82,8 +121,13 @@ type Manager struct {
 // have declared the extension, with Mcp-Name carrying params.taskId).
 // Tools then turn their calls into tasks with [Manager.Start].
 func Enable(s *server.Server, opts *Options) (*Manager, error) {
-	m := &Manager{ttl: time.Hour, poll: time.Second, principal: requeststate.AuthPrincipal, now: time.Now, log: s.Logger(), runs: map[string]*Run{}}
+	m := &Manager{
+		ttl: time.Hour, poll: time.Second, principal: requeststate.AuthPrincipal, now: time.Now, log: s.Logger(), runs: map[string]*Run{},
+		maxAnswer: DefaultMaxAnswerBytes, maxTask: DefaultMaxTaskAnswerBytes,
+	}
 	if opts != nil {
+		m.maxAnswer = bound(opts.MaxAnswerBytes, DefaultMaxAnswerBytes)
+		m.maxTask = bound(opts.MaxTaskAnswerBytes, DefaultMaxTaskAnswerBytes)
 		if opts.TTL != 0 {
 			m.ttl = opts.TTL
 		}
@@ -135,6 +179,18 @@ func Enable(s *server.Server, opts *Options) (*Manager, error) {
 	return m, nil
 }
 
+// bound is a size bound as Options gives it: zero means def, negative
+// none (0).
+func bound(v, def int) int64 {
+	switch {
+	case v == 0:
+		return int64(def)
+	case v < 0:
+		return 0
+	}
+	return int64(v)
+}
+
 // Declared reports whether the client that sent req declared the tasks
 // extension (on this request, or in its legacy session's initialize).
 // Only such a client may be answered with a task.
@@ -146,19 +202,33 @@ func Declared(req *server.Request) bool {
 	return ok
 }
 
-// Required returns the error that answers a tools/call of a tool that
-// must run as a task, from a client that did not declare the extension:
-// -32021 naming it.
-func Required() error {
+// RequiredError returns the error that answers a tools/call of a tool
+// that must run as a task, from a client that did not declare the
+// extension: -32021 naming it.
+func RequiredError() error {
 	return mcp.NewMissingRequiredClientCapabilityError(&mcp.ClientCapabilities{
 		Extensions: map[string]json.RawMessage{mcp.ExtensionTasks: json.RawMessage("{}")},
 	})
 }
 
+// Required returns RequiredError(); RequiredError is the name to use.
+func Required() error { return RequiredError() }
+
 // Body is the work of a task. It runs in its own goroutine with a context
-// that tasks/cancel cancels. Its result completes the task (a tool error,
-// IsError, completes it too); an error fails it (a *jsonrpc.Error is sent
-// as it is, anything else as -32603 without its text, which is logged).
+// that ends when the client sends tasks/cancel, or when the task expires
+// (its TTL passed: nobody could read what it returns).
+//
+// How it ends decides the task's status:
+//
+//   - a result completes the task, a tool error (IsError) too: the
+//     model that called the tool reads it;
+//   - an error fails the task: a *jsonrpc.Error (package jsonrpc/wire
+//     builds them) is what tasks/get shows, any other error becomes
+//     -32603 without its text, which is logged.
+//
+// (mcpserver.AddTaskTool's bodies follow the rule of its tools instead:
+// a Go error that is not a *jsonrpc.Error completes the task with an
+// isError result carrying its text.)
 type Body func(ctx context.Context, run *Run) (*mcp.CallToolResult, error)
 
 // Start turns the tools/call req into a task that runs body, and returns
@@ -166,13 +236,21 @@ type Body func(ctx context.Context, run *Run) (*mcp.CallToolResult, error)
 // returns, so a tasks/get for its id succeeds at once. The caller must
 // have checked Declared.
 func (m *Manager) Start(ctx context.Context, req *server.Request, body Body) (*mcp.CreateTaskResult, error) {
+	return m.StartWith(ctx, req, nil, body)
+}
+
+// StartWith is Start with options for this one task.
+func (m *Manager) StartWith(ctx context.Context, req *server.Request, opts *StartOptions, body Body) (*mcp.CreateTaskResult, error) {
 	principal, err := m.principalOf(ctx, req)
 	if err != nil {
 		m.log.Error("tasks: principal hook failed", "err", err)
 		return nil, wire.Internal("")
 	}
 	now := m.now().UTC()
-	r := &Record{ID: newID(), Principal: principal, Status: mcp.TaskWorking, Created: now, Updated: now, Owner: m.instance}
+	r := &Record{ID: newID(), Principal: principal, Caller: callerOf(ctx, principal), Status: mcp.TaskWorking, Created: now, Updated: now, Owner: m.instance}
+	if opts != nil && opts.PollInterval > 0 {
+		r.PollInterval = opts.PollInterval
+	}
 	if m.ttl > 0 {
 		r.Expires = now.Add(m.ttl)
 	}
@@ -187,6 +265,13 @@ func (m *Manager) Start(ctx context.Context, req *server.Request, body Body) (*m
 		return nil, wire.Internal("")
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if !r.Expires.IsZero() {
+		// Past its expiry the task is gone for every reader: its body
+		// works for nobody.
+		expCtx, stop := context.WithTimeout(runCtx, r.Expires.Sub(now))
+		end := cancel
+		runCtx, cancel = expCtx, func() { stop(); end() }
+	}
 	run := &Run{m: m, id: r.ID, cancel: cancel, answered: make(chan struct{}, 1)}
 	runCtx = context.WithValue(runCtx, runKey{}, run)
 	m.mu.Lock()
@@ -269,10 +354,14 @@ func (m *Manager) errorObject(id string, err error) json.RawMessage {
 
 // task is the wire form of r's state.
 func (m *Manager) task(r *Record) mcp.Task {
+	poll := m.poll
+	if r.PollInterval > 0 {
+		poll = r.PollInterval
+	}
 	t := mcp.Task{
 		TaskID: r.ID, Status: r.Status, StatusMessage: r.StatusMessage,
 		CreatedAt: r.Created.Format(time.RFC3339Nano), LastUpdatedAt: r.Updated.Format(time.RFC3339Nano),
-		PollIntervalMs: m.poll.Milliseconds(),
+		PollIntervalMs: poll.Milliseconds(),
 	}
 	if m.ttl > 0 {
 		ms := m.ttl.Milliseconds()
@@ -290,6 +379,22 @@ func (m *Manager) principalOf(ctx context.Context, req *server.Request) (string,
 	}
 	sum := sha256.Sum256([]byte("parley tasks principal\x00" + p))
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// callerOf is what the store's bounds count a new task of principal (a
+// hash, or "") under: the principal itself, else the hashed caller key of
+// the request (the client's address), else "" (stdio). The hashes of a
+// principal and of a caller key never meet: their domains differ.
+func callerOf(ctx context.Context, principal string) string {
+	if principal != "" {
+		return principal
+	}
+	key := auth.CallerKey(ctx)
+	if key == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("parley tasks caller\x00" + key))
+	return hex.EncodeToString(sum[:])
 }
 
 // unknownTask is the one answer to an id that does not exist, has
@@ -408,6 +513,8 @@ func (m *Manager) change(ctx context.Context, req *server.Request, id string, f 
 		return nil
 	case errors.Is(err, ErrNotFound):
 		return unknownTask()
+	case errors.Is(err, ErrAnswersFull):
+		return wire.InvalidRequest("Invalid request: %v", err)
 	case errors.As(err, &rpc):
 		return err
 	}
@@ -428,12 +535,25 @@ func (m *Manager) update(ctx context.Context, req *server.Request, p *mcp.Update
 		if r.Answers == nil {
 			r.Answers = mcp.InputResponses{}
 		}
+		var held int64
+		for _, a := range r.Answers {
+			held += int64(len(a))
+		}
 		for k, v := range p.InputResponses {
-			if _, open := r.Pending[k]; open {
-				if _, done := r.Answers[k]; !done {
-					r.Answers[k] = v
-				}
+			if _, open := r.Pending[k]; !open {
+				continue
 			}
+			if _, done := r.Answers[k]; done {
+				continue
+			}
+			if m.maxAnswer > 0 && int64(len(v)) > m.maxAnswer {
+				return wire.InvalidParams("Invalid params: the answer to %q is %d bytes; the limit is %d bytes per answer", k, len(v), m.maxAnswer)
+			}
+			r.Answers[k] = v
+			held += int64(len(v))
+		}
+		if m.maxTask > 0 && held > m.maxTask {
+			return wire.InvalidParams("Invalid params: the task's answers would be %d bytes; the limit is %d bytes per task", held, m.maxTask)
 		}
 		r.Updated = m.now().UTC()
 		return nil

@@ -20,7 +20,9 @@ type Run struct {
 type runKey struct{}
 
 // FromContext returns the Run whose body ctx belongs to, or nil outside a
-// task.
+// task: an mcpserver.TaskOptional tool that a client without the extension
+// called runs as an ordinary call, with no Run. Such a body asks with
+// mcpserver.Call.Ask, which works in a task and out of one.
 func FromContext(ctx context.Context) *Run {
 	r, _ := ctx.Value(runKey{}).(*Run)
 	return r

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,13 +15,21 @@ import (
 // Record is a task as a Store keeps it.
 type Record struct {
 	// ID is the task id; Principal what the creator's identity hashes to
-	// ("" when the request was not authenticated).
+	// ("" when the request was not authenticated): the task is served to
+	// that principal only.
 	ID, Principal string
+	// Caller is what the store's bounds per caller count the task under
+	// (see MemoryStoreOptions): Principal when there is one, else a hash
+	// of the client's address (auth.CallerKey), else "" (stdio: one
+	// client). It grants nothing: an unauthenticated task is read by
+	// whoever has its id, from any address.
+	Caller string
 	// Status, StatusMessage: see mcp.Task.
 	Status        mcp.TaskStatus
 	StatusMessage string
 	// Created, Updated and Expires are the task's times; a zero Expires
-	// means no limit.
+	// means no limit. A task that ended (completed, failed, cancelled)
+	// has not changed since Updated.
 	Created, Updated, Expires time.Time
 	// Result is the tool's result (completed), Error the JSON-RPC error
 	// object (failed), both raw.
@@ -35,6 +44,24 @@ type Record struct {
 	// next. A zero LeaseUntil means no lease (Options.Lease 0).
 	Owner      string
 	LeaseUntil time.Time
+	// PollInterval is how long clients are asked to wait between polls
+	// of this task; zero means the manager's Options.PollInterval.
+	PollInterval time.Duration
+}
+
+// PartialAnswerBytes returns the size of the answers r holds while it
+// waits for more (input_required with a question still open): what the
+// stores' bounds per caller on answers count. Once every question has
+// its answer it is zero: the body takes them at once.
+func (r *Record) PartialAnswerBytes() int64 {
+	if r.Status != mcp.TaskInputRequired || complete(r) {
+		return 0
+	}
+	var n int64
+	for _, a := range r.Answers {
+		n += int64(len(a))
+	}
+	return n
 }
 
 // clone returns a copy of r that shares nothing writable with it.
@@ -59,22 +86,30 @@ func (r *Record) clone() *Record {
 // longer holds: expired).
 var ErrNotFound = errors.New("tasks: no such task")
 
-// ErrStoreFull is returned by a Store's Create when the creator already
-// holds as many tasks as the store allows one principal.
+// ErrStoreFull is returned by a Store's Create when the creator's caller
+// already holds as many open tasks (working or waiting for input) as the
+// store allows one caller.
 var ErrStoreFull = errors.New("tasks: too many tasks for this caller")
+
+// ErrAnswersFull is returned by a Store's Update when the change would make
+// the answers held by the tasks of one caller (answers delivered to tasks
+// still waiting for more) larger than the store allows.
+var ErrAnswersFull = errors.New("tasks: the answers held for this caller's tasks are too large")
 
 // A Store keeps task records. Implementations must be safe for concurrent
 // use; MemoryStore is the one for a single process.
 type Store interface {
-	// Create stores a new record, or returns an error wrapping
-	// ErrStoreFull when its principal holds too many tasks.
+	// Create stores a new, open record, or returns an error wrapping
+	// ErrStoreFull when its Caller holds too many open tasks.
 	Create(ctx context.Context, r *Record) error
 	// Get returns a copy of the record with id, or an error wrapping
 	// ErrNotFound. It never writes: polls cost a read.
 	Get(ctx context.Context, id string) (*Record, error)
 	// Update applies f to the record with id atomically (f sees a copy
 	// and its changes are stored only when it returns nil) and returns the
-	// stored result.
+	// stored result. It may refuse a change that makes the answers its
+	// Caller's tasks hold too large, with an error wrapping
+	// ErrAnswersFull.
 	Update(ctx context.Context, id string, f func(*Record) error) (*Record, error)
 }
 
@@ -96,33 +131,90 @@ type Notifier interface {
 	Watch(ctx context.Context, f func(id string)) error
 }
 
+// The defaults of the bounds per caller of MemoryStoreOptions (and of
+// tasks/redisstore's Options).
+const (
+	DefaultMaxOpenPerCaller        = 1000
+	DefaultMaxFinishedPerCaller    = 1000
+	DefaultMaxAnswerBytesPerCaller = 16 << 20
+)
+
 // MemoryStoreOptions configure a MemoryStore. Nil means defaults.
+//
+// A caller is what Record.Caller names: the principal when the request was
+// authenticated, else the client's address, so that unauthenticated
+// clients do not share one allowance (those behind one proxy or NAT still
+// do).
 type MemoryStoreOptions struct {
-	// PerPrincipal bounds the live tasks of one principal (the
-	// unauthenticated callers share the principal ""). Default 1000.
+	// MaxOpenPerCaller bounds the open tasks (working or waiting for
+	// input) of one caller: one more tools/call is refused with -32600
+	// naming the limit (ErrStoreFull) until one of them ends. Finished
+	// tasks do not count. Default DefaultMaxOpenPerCaller.
+	MaxOpenPerCaller int
+	// MaxFinishedPerCaller bounds the finished tasks (completed, failed,
+	// cancelled) kept for one caller until their TTL: when one more
+	// finishes, the one that finished longest ago is forgotten at once,
+	// as if it had expired. Default DefaultMaxFinishedPerCaller.
+	MaxFinishedPerCaller int
+	// MaxAnswerBytesPerCaller bounds the answers held, in bytes, by the
+	// tasks of one caller that wait for more answers (a task keeps the
+	// answers it has until its last question is answered; see
+	// Record.PartialAnswerBytes): a tasks/update over it is refused with
+	// -32600 naming the limit (ErrAnswersFull). An update that answers a
+	// task's last open question is never refused by it. Default
+	// DefaultMaxAnswerBytesPerCaller.
+	MaxAnswerBytesPerCaller int64
+	// PerPrincipal is the old name of MaxOpenPerCaller, used when that is
+	// zero.
+	//
+	// Deprecated: use MaxOpenPerCaller. Tasks are now bounded per caller
+	// (the principal, else the client's address), and only open ones.
 	PerPrincipal int
 	// Now is the clock, for expiry. Default time.Now.
 	Now func() time.Time
 }
 
-// MemoryStore is a Store in this process's memory.
+// MemoryStore is a Store in this process's memory. Expired tasks are
+// dropped as later calls pass them, soonest expiry first.
 type MemoryStore struct {
-	mu     sync.Mutex
-	tasks  map[string]*Record
-	counts map[string]int
-	max    int
-	now    func() time.Time
+	mu          sync.Mutex
+	tasks       map[string]*entry
+	callers     map[string]*callerShare
+	expiries    expiryHeap // the tasks that expire, soonest first
+	maxOpen     int
+	maxFinished int
+	maxAnswers  int64
+	now         func() time.Time
 
 	watchMu  sync.Mutex
 	watchers map[*func(string)]struct{}
 }
 
+// callerShare is what one caller's tasks hold of a MemoryStore.
+type callerShare struct {
+	open     int
+	finished map[string]time.Time // finished task → when it finished
+	answers  int64
+}
+
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
-	s := &MemoryStore{tasks: map[string]*Record{}, counts: map[string]int{}, max: 1000, now: time.Now}
+	s := &MemoryStore{
+		tasks: map[string]*entry{}, callers: map[string]*callerShare{}, now: time.Now,
+		maxOpen: DefaultMaxOpenPerCaller, maxFinished: DefaultMaxFinishedPerCaller, maxAnswers: DefaultMaxAnswerBytesPerCaller,
+	}
 	if opts != nil {
-		if opts.PerPrincipal > 0 {
-			s.max = opts.PerPrincipal
+		switch {
+		case opts.MaxOpenPerCaller > 0:
+			s.maxOpen = opts.MaxOpenPerCaller
+		case opts.PerPrincipal > 0:
+			s.maxOpen = opts.PerPrincipal
+		}
+		if opts.MaxFinishedPerCaller > 0 {
+			s.maxFinished = opts.MaxFinishedPerCaller
+		}
+		if opts.MaxAnswerBytesPerCaller > 0 {
+			s.maxAnswers = opts.MaxAnswerBytesPerCaller
 		}
 		if opts.Now != nil {
 			s.now = opts.Now
@@ -136,14 +228,16 @@ func (s *MemoryStore) Create(ctx context.Context, r *Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweep()
-	if s.counts[r.Principal] >= s.max {
-		return fmt.Errorf("%w (the limit is %d)", ErrStoreFull, s.max)
+	if c := s.callers[r.Caller]; c != nil && c.open >= s.maxOpen && !r.Status.Terminal() {
+		return fmt.Errorf("%w (the limit is %d)", ErrStoreFull, s.maxOpen)
 	}
 	if _, dup := s.tasks[r.ID]; dup {
 		return fmt.Errorf("tasks: id %s exists", r.ID)
 	}
-	s.tasks[r.ID] = r.clone()
-	s.counts[r.Principal]++
+	e := &entry{r: r.clone(), index: -1}
+	s.tasks[r.ID] = e
+	s.expireAt(e)
+	s.count(e.r)
 	return nil
 }
 
@@ -151,31 +245,43 @@ func (s *MemoryStore) Create(ctx context.Context, r *Record) error {
 func (s *MemoryStore) Get(ctx context.Context, id string) (*Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.tasks[id]
-	if !ok || s.expired(r) {
+	s.sweep()
+	e, ok := s.tasks[id]
+	if !ok || s.expired(e.r) {
 		return nil, ErrNotFound
 	}
-	return r.clone(), nil
+	return e.r.clone(), nil
 }
 
 // Update implements Store.
 func (s *MemoryStore) Update(ctx context.Context, id string, f func(*Record) error) (*Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.tasks[id]
-	if !ok || s.expired(r) {
+	s.sweep()
+	e, ok := s.tasks[id]
+	if !ok || s.expired(e.r) {
 		return nil, ErrNotFound
 	}
-	c := r.clone()
+	r, c := e.r, e.r.clone()
 	if err := f(c); err != nil {
 		return nil, err
 	}
-	s.tasks[id] = c
+	s.uncount(r)
+	if grew := c.PartialAnswerBytes(); grew > r.PartialAnswerBytes() && s.share(c.Caller).answers+grew > s.maxAnswers {
+		s.count(r)
+		return nil, fmt.Errorf("%w (the limit is %d bytes)", ErrAnswersFull, s.maxAnswers)
+	}
+	e.r = c
+	s.expireAt(e)
+	s.count(c)
+	if !r.Status.Terminal() && c.Status.Terminal() {
+		s.evict(c.Caller)
+	}
 	return c.clone(), nil
 }
 
-// Len returns the number of records held, expired ones included until
-// the next Create sweeps them.
+// Len returns the number of records held (expired ones are dropped as
+// later calls pass them).
 func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -217,15 +323,119 @@ func (s *MemoryStore) expired(r *Record) bool {
 	return !r.Expires.IsZero() && !s.now().Before(r.Expires)
 }
 
-// sweep drops expired records. It runs on Create, so the store's size is
-// bounded by what its creators keep alive.
-func (s *MemoryStore) sweep() {
-	for id, r := range s.tasks {
-		if s.expired(r) {
-			delete(s.tasks, id)
-			if s.counts[r.Principal]--; s.counts[r.Principal] <= 0 {
-				delete(s.counts, r.Principal)
+// share returns caller's share, making it if needed.
+func (s *MemoryStore) share(caller string) *callerShare {
+	c := s.callers[caller]
+	if c == nil {
+		c = &callerShare{finished: map[string]time.Time{}}
+		s.callers[caller] = c
+	}
+	return c
+}
+
+// count adds what r holds to its caller's share.
+func (s *MemoryStore) count(r *Record) {
+	c := s.share(r.Caller)
+	if r.Status.Terminal() {
+		c.finished[r.ID] = r.Updated
+	} else {
+		c.open++
+	}
+	c.answers += r.PartialAnswerBytes()
+}
+
+// uncount takes what r holds out of its caller's share.
+func (s *MemoryStore) uncount(r *Record) {
+	c := s.callers[r.Caller]
+	if c == nil {
+		return
+	}
+	if r.Status.Terminal() {
+		delete(c.finished, r.ID)
+	} else {
+		c.open--
+	}
+	c.answers -= r.PartialAnswerBytes()
+	if c.open <= 0 && len(c.finished) == 0 && c.answers <= 0 {
+		delete(s.callers, r.Caller)
+	}
+}
+
+// evict forgets caller's tasks that finished longest ago while it has more
+// finished tasks than the store keeps.
+func (s *MemoryStore) evict(caller string) {
+	c := s.callers[caller]
+	for c != nil && len(c.finished) > s.maxFinished {
+		var oldest string
+		var at time.Time
+		for id, t := range c.finished {
+			if oldest == "" || t.Before(at) || t.Equal(at) && id < oldest {
+				oldest, at = id, t
 			}
 		}
+		s.drop(oldest)
+		c = s.callers[caller]
 	}
+}
+
+// drop forgets the task id.
+func (s *MemoryStore) drop(id string) {
+	e, ok := s.tasks[id]
+	if !ok {
+		return
+	}
+	delete(s.tasks, id)
+	if e.index >= 0 {
+		heap.Remove(&s.expiries, e.index)
+	}
+	s.uncount(e.r)
+}
+
+// expireAt puts e in the expiry heap where its record's expiry says.
+func (s *MemoryStore) expireAt(e *entry) {
+	switch {
+	case e.index >= 0 && e.r.Expires.IsZero():
+		heap.Remove(&s.expiries, e.index)
+	case e.index >= 0:
+		heap.Fix(&s.expiries, e.index)
+	case !e.r.Expires.IsZero():
+		heap.Push(&s.expiries, e)
+	}
+}
+
+// sweep drops the records whose expiry has passed, so that an expired
+// task gives its caller's share back as soon as the store is next used.
+func (s *MemoryStore) sweep() {
+	for len(s.expiries) > 0 && s.expired(s.expiries[0].r) {
+		s.drop(s.expiries[0].r.ID)
+	}
+}
+
+// entry is a record held, with its place in the expiry heap (-1: none).
+type entry struct {
+	r     *Record
+	index int
+}
+
+// expiryHeap orders entries by expiry, soonest first (container/heap).
+type expiryHeap []*entry
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].r.Expires.Before(h[j].r.Expires) }
+func (h expiryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *expiryHeap) Push(x any) {
+	e := x.(*entry)
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+func (h *expiryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.index = -1
+	*h = old[:len(old)-1]
+	return e
 }

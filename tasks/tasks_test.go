@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/parley-mcp/parley/auth"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -54,7 +55,7 @@ func newFixture(t *testing.T, opts *tasks.Options) *fixture {
 	f.m = m
 	f.s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		if !tasks.Declared(req) {
-			return nil, tasks.Required()
+			return nil, tasks.RequiredError()
 		}
 		return m.Start(ctx, req, f.bodies[p.Name])
 	})
@@ -68,12 +69,22 @@ func (f *fixture) call(w, method, members string) (json.RawMessage, error) {
 }
 
 func (f *fixture) callAs(w string, declared bool, method, members string) (json.RawMessage, error) {
+	return f.callCtx(context.Background(), w, declared, method, members)
+}
+
+// callFrom is call from a client at the network address addr, as
+// Streamable HTTP reports it.
+func (f *fixture) callFrom(addr, w, method, members string) (json.RawMessage, error) {
+	return f.callCtx(auth.WithRemoteAddr(context.Background(), addr), w, true, method, members)
+}
+
+func (f *fixture) callCtx(ctx context.Context, w string, declared bool, method, members string) (json.RawMessage, error) {
 	ext := ""
 	if declared {
 		ext = `"extensions":{"io.modelcontextprotocol/tasks":{}}`
 	}
 	params := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{` + ext + `},"who":"` + w + `"},` + members + `}`
-	res, err := f.s.Handle(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: method, Params: json.RawMessage(params)}, nil)
+	res, err := f.s.Handle(ctx, &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: method, Params: json.RawMessage(params)}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"transport/streamhttp":    {"auth", "internal/fairshare", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport"},
 	"requeststate":            {"auth", "internal/fairshare", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
 	"requeststate/redisstore": {"requeststate"},
-	"tasks":                   {"internal/jsontext", "jsonrpc/wire", "mcp", "requeststate", "server"},
+	"tasks":                   {"auth", "internal/jsontext", "jsonrpc/wire", "mcp", "requeststate", "server"},
 	"tasks/redisstore":        {"mcp", "tasks"}, // the tasks extension, on the extension surface only (design record 026)
 	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
 	"skills":                  {"client", "jsonrpc/wire", "mcp", "mcpserver", "server"},                                    // the skills extension: a server on mcpserver's resources and the extension surface, and its client (design record 044)

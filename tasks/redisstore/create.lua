@@ -1,7 +1,8 @@
--- KEYS[1] the task, KEYS[2] its principal's count (a sorted set of task
--- keys scored by expiry in ms, "+inf" for none).
+-- KEYS[1] the task, KEYS[2] its caller's open tasks (a sorted set of task
+-- keys scored by expiry in ms, "+inf" for none; a task leaves it when it
+-- finishes, see update.lua, or expires).
 -- ARGV[1] the record, ARGV[2] its expiry in ms ("0": none), ARGV[3] now
--- in ms, ARGV[4] the most tasks one principal may hold.
+-- in ms, ARGV[4] the most open tasks one caller may hold.
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
   return 'FULL'
@@ -20,7 +21,7 @@ if score == '0' then
   score = '+inf'
 end
 redis.call('ZADD', KEYS[2], score, KEYS[1])
--- The count lives as long as its longest-lived task.
+-- The set lives as long as its longest-lived task.
 local top = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
 if top[2] == 'inf' then
   redis.call('PERSIST', KEYS[2])

@@ -131,7 +131,7 @@ func TestTaskOutlivesItsInstance(t *testing.T) {
 	// run out) and then sees it fail.
 	_, err = atB.Task(task.ID).Wait(ctx)
 	var rpc *jsonrpc.Error
-	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInternalError || rpc.Message != tasks.LostError {
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInternalError || rpc.Message != tasks.LostMessage {
 		t.Fatalf("the task of a dead instance: %v", err)
 	}
 }

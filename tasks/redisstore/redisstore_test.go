@@ -36,7 +36,7 @@ func (c *clock) add(d time.Duration) {
 }
 
 func record(id, principal string, expires time.Time) *tasks.Record {
-	return &tasks.Record{ID: id, Principal: principal, Status: mcp.TaskWorking, Created: t0, Updated: t0, Expires: expires}
+	return &tasks.Record{ID: id, Principal: principal, Caller: principal, Status: mcp.TaskWorking, Created: t0, Updated: t0, Expires: expires}
 }
 
 // TestStore: what a Store promises, against a real Redis: a record reads
@@ -324,7 +324,7 @@ func TestInstanceDies(t *testing.T) {
 	ctx := testwait.Recv(t, a.started, "the body to start")
 	g := b.get(id)
 	var e jsonrpc.Error
-	if g.Status != mcp.TaskFailed || json.Unmarshal(g.Error, &e) != nil || e.Message != tasks.LostError {
+	if g.Status != mcp.TaskFailed || json.Unmarshal(g.Error, &e) != nil || e.Message != tasks.LostMessage {
 		t.Fatalf("at b, a lease later: %+v %s", g, g.Error)
 	}
 	// a learns of it at its next renewal, half a minute away; a cancel at

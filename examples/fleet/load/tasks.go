@@ -23,7 +23,7 @@ import (
 // from -instances (NAME=URL,...); with -kill NAME=PID, instance NAME is
 // killed (SIGKILL) once every task waits for its answer, and the rest goes
 // to the others. Every task must end as it should: completed, or
-// cancelled where it was cancelled, or failed with tasks.LostError exactly
+// cancelled where it was cancelled, or failed with tasks.LostMessage exactly
 // when its instance was the one killed (a task of the killed instance that
 // was cancelled before its lease ran out may end cancelled). The last line is
 //
@@ -197,7 +197,7 @@ func settle(ctx context.Context, live []*client.Session, ft *fleetTask, victim s
 		}
 		var rpc *jsonrpc.Error
 		switch {
-		case ft.owner == victim && errors.As(err, &rpc) && rpc.Message == tasks.LostError:
+		case ft.owner == victim && errors.As(err, &rpc) && rpc.Message == tasks.LostMessage:
 			return outLost
 		case ft.owner == victim && ft.cancel && errors.Is(err, client.ErrTaskCancelled):
 			return outCancelled // cancelled at a live instance before its lease ran out
