@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/parley-mcp/parley/auth"
@@ -102,6 +103,44 @@ func (c *Call) ResourceURI() string {
 		return p.URI
 	}
 	return ""
+}
+
+// askKey is the key of a question Call.Ask asks through a task.
+const askKey = "question"
+
+// Ask asks the person at the host one question (an elicitation, a
+// sampling or a roots request) while the body runs, and returns the
+// client's raw answer: decode it as what was asked, for example with
+// mcp.InputResponses{"k": raw}.Elicit("k"). It is the one way to ask
+// mid-body that works whether the tool runs as a task or not:
+//
+//   - in a task (AddTaskTool, a client that declared the extension) the
+//     task waits in input_required with the question until tasks/update
+//     answers it (tasks.Run.Ask, which asks several at once);
+//   - in an ordinary call on a legacy (2025-11-25) session it is a
+//     server-to-client request on the session's back-channel
+//     (server.Request.Ask);
+//   - in an ordinary 2026-07-28 call there is no way to ask mid-body
+//     (the protocol asks by answering the call): it returns a -32600
+//     *jsonrpc.Error wrapping server.ErrNoBackChannel, which the body
+//     should take as "no answer". Declare the question with the tool
+//     (Elicit, Sample, ListRoots) to ask it there, before the body runs.
+//
+// A client that did not declare the capability the question needs gets
+// no question: -32021 naming it.
+func (c *Call) Ask(ctx context.Context, q mcp.InputRequest) (json.RawMessage, error) {
+	run := tasks.FromContext(ctx)
+	if run == nil {
+		return c.Request.Ask(ctx, q)
+	}
+	if !c.ClientCapabilities().Allows(q) {
+		return nil, mcp.NewMissingRequiredClientCapabilityError(mcp.RequiredCapabilities(q))
+	}
+	answers, err := run.Ask(ctx, mcp.InputRequests{askKey: q})
+	if err != nil {
+		return nil, err
+	}
+	return answers[askKey], nil
 }
 
 // Progress reports progress on the call. In a call answered with a task

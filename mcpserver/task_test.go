@@ -4,13 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
+	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/tasks"
 )
 
 type jobArgs struct {
@@ -147,5 +153,126 @@ func TestTaskProgress(t *testing.T) {
 			t.Errorf("progress after a cancel: %q (%s)", g.StatusMessage, g.Status)
 		}
 		close(next)
+	})
+}
+
+// TestTaskAsk: Call.Ask asks mid-body in a task (the task waits in
+// input_required until the client answers), on a legacy session (the
+// back-channel), and in an ordinary 2026-07-28 call says there is no way
+// to (server.ErrNoBackChannel), so one TaskOptional body serves them all
+// without asking whether it runs as a task.
+func TestTaskAsk(t *testing.T) {
+	s, _ := newServer(t, &mcpserver.Options{Tasks: &tasks.Options{PollInterval: time.Millisecond}})
+	mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "greet"}, mcpserver.TaskOptional, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
+		raw, err := c.Ask(ctx, mcp.NewElicitFormRequest("Name?", mcp.ElicitRequestedSchema{
+			Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": &mcp.StringSchema{}},
+		}))
+		if errors.Is(err, server.ErrNoBackChannel) {
+			return "hello, whoever you are", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		var form struct {
+			Name string `json:"name"`
+		}
+		r, err := mcp.InputResponses{"k": raw}.Elicit("k")
+		if err != nil || !r.Accepted() || r.DecodeContent(&form) != nil {
+			return "no name", nil
+		}
+		return "hello " + form.Name, nil
+	}))
+	asked := 0
+	elicit := func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+		asked++
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.FailAfter)
+	defer cancel()
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}
+	for _, c := range []struct {
+		name string
+		opts *client.Options
+		want string
+		task bool
+	}{
+		{"task", &client.Options{Capabilities: caps, Elicit: elicit, Extensions: map[string]json.RawMessage{mcp.ExtensionTasks: nil}}, "hello Ada", true},
+		{"legacy", &client.Options{Capabilities: caps, Elicit: elicit, ProtocolVersion: mcp.Version20251125}, "hello Ada", false},
+		{"2026 call", &client.Options{Capabilities: caps, Elicit: elicit}, "hello, whoever you are", false},
+	} {
+		asked = 0
+		sess := connect(t, s, c.opts)
+		res, task, err := sess.StartTool(ctx, "greet", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if (task != nil) != c.task {
+			t.Errorf("%s: task %v", c.name, task)
+		}
+		if task != nil {
+			res, err = task.Wait(ctx)
+			mustOK(t, err)
+		}
+		if got := onlyText(t, res); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+		if want := map[bool]int{true: 1, false: 0}[c.want == "hello Ada"]; asked != want {
+			t.Errorf("%s: the person was asked %d times, want %d", c.name, asked, want)
+		}
+	}
+}
+
+// TestTaskFailureRule: a task body's *jsonrpc.Error fails the task (the
+// error is what tasks/get shows); any other Go error completes it with an
+// isError result carrying the error's text.
+func TestTaskFailureRule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, nil)
+		mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "rpc"}, mcpserver.TaskRequired, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
+			return "", wire.InvalidParams("Invalid params: no such account")
+		}))
+		mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "plain"}, mcpserver.TaskRequired, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
+			return "", errors.New("the disk is full")
+		}))
+		sess := connect(t, s, tasksClient)
+		ctx := context.Background()
+		_, task, err := sess.StartTool(ctx, "rpc", nil)
+		mustOK(t, err)
+		synctest.Wait()
+		if g := getTask(t, sess, task.ID); g.Status != mcp.TaskFailed || !strings.Contains(string(g.Error), `"code":-32602`) || !strings.Contains(string(g.Error), "no such account") {
+			t.Errorf("a *jsonrpc.Error: %s %s", g.Status, g.Error)
+		}
+		_, task, err = sess.StartTool(ctx, "plain", nil)
+		mustOK(t, err)
+		synctest.Wait()
+		if g := getTask(t, sess, task.ID); g.Status != mcp.TaskCompleted || !strings.Contains(string(g.ToolResult), `"isError":true`) || !strings.Contains(string(g.ToolResult), "the disk is full") {
+			t.Errorf("a Go error: %s %s", g.Status, g.ToolResult)
+		}
+	})
+}
+
+// TestTaskToolPollInterval: AddTaskToolWith's PollInterval is the
+// pollIntervalMs of that tool's tasks; other tools keep the server's.
+func TestTaskToolPollInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newServer(t, &mcpserver.Options{Tasks: &tasks.Options{PollInterval: 2 * time.Second}})
+		body := func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) { return "done", nil }
+		mustOK(t, mcpserver.AddTaskToolWith(s, &mcp.Tool{Name: "report"}, &mcpserver.TaskToolOptions{Mode: mcpserver.TaskRequired, PollInterval: time.Minute}, body))
+		mustOK(t, mcpserver.AddTaskToolWith(s, &mcp.Tool{Name: "quick"}, nil, body))
+		sess := connect(t, s, tasksClient)
+		for name, want := range map[string]int64{"report": 60000, "quick": 2000} {
+			call, err := client.ToolCall(name, nil)
+			mustOK(t, err)
+			res, _, err := sess.Begin(context.Background(), call)
+			mustOK(t, err)
+			created, ok := res.(*mcp.CreateTaskResult)
+			if !ok {
+				t.Fatalf("%s: %#v", name, res)
+			}
+			synctest.Wait()
+			if g := getTask(t, sess, created.TaskID); created.PollIntervalMs != want || g.PollIntervalMs != want {
+				t.Errorf("%s: pollIntervalMs %d, then %d; want %d", name, created.PollIntervalMs, g.PollIntervalMs, want)
+			}
+		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
@@ -55,7 +56,7 @@ type toolEntry struct {
 // Clients listening with subscriptions/listen are told the tool list
 // changed.
 func AddTool[In, Out any](s *Server, t *mcp.Tool, h ToolHandler[In, Out], questions ...Dependency) error {
-	return addTool(s, t, taskNever, h, questions)
+	return addTool(s, t, taskNever, nil, h, questions)
 }
 
 // TaskMode says whether a tool registered with [AddTaskTool] runs as a
@@ -75,26 +76,63 @@ const (
 // AddTaskTool registers a tool like [AddTool] whose body runs as a task:
 // the tools/call is answered at once with the task (resultType "task"),
 // which the client polls with tasks/get until the body's result is there.
-// The body's ctx ends when the client sends tasks/cancel. Declared
-// questions are asked first, in ordinary rounds, before the task starts;
-// a body that must ask while it runs calls tasks.FromContext(ctx).Ask.
-// The server serves the extension from the first task tool on
-// (Options.Tasks configures it). A task body cannot return an
-// InputRequiredResult.
+// The body's ctx ends when the client sends tasks/cancel, or when the
+// task expires. Declared questions are asked first, in ordinary rounds,
+// before the task starts; a body that must ask while it runs calls
+// [Call.Ask] (in a task and out of one alike). The server serves the
+// extension from the first task tool on (Options.Tasks configures it). A
+// task body cannot return an InputRequiredResult.
+//
+// How the body ends decides the task's status, by the rule of every
+// tool ([ToolHandler]):
+//
+//   - a result completes the task;
+//   - an error that is a *jsonrpc.Error (package jsonrpc/wire builds
+//     them) fails it: tasks/get shows that error;
+//   - any other error completes the task too, with an isError result
+//     carrying the error's text, which the model that called the tool
+//     reads. To fail the task, return a *jsonrpc.Error.
 func AddTaskTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, h ToolHandler[In, Out], questions ...Dependency) error {
 	if mode != TaskOptional && mode != TaskRequired {
 		return fmt.Errorf("mcpserver: AddTaskTool: mode %d is neither TaskOptional nor TaskRequired", mode)
 	}
-	if canReturnInputRequired(reflect.TypeFor[Out]()) {
-		return fmt.Errorf("mcpserver: task tool %q returns %s, which can hold an InputRequiredResult; a task asks through tasks.Run.Ask", t.Name, reflect.TypeFor[Out]())
+	return AddTaskToolWith(s, t, &TaskToolOptions{Mode: mode}, h, questions...)
+}
+
+// TaskToolOptions configure one task tool ([AddTaskToolWith]). Nil means
+// defaults.
+type TaskToolOptions struct {
+	// Mode is TaskOptional (the default) or TaskRequired.
+	Mode TaskMode
+	// PollInterval is how long clients are asked to wait between polls
+	// of this tool's tasks (pollIntervalMs): a tool that takes an hour
+	// need not be polled every second. Zero means the server's
+	// (tasks.Options.PollInterval).
+	PollInterval time.Duration
+}
+
+// AddTaskToolWith is [AddTaskTool] with options for this tool.
+func AddTaskToolWith[In, Out any](s *Server, t *mcp.Tool, opts *TaskToolOptions, h ToolHandler[In, Out], questions ...Dependency) error {
+	mode, task := TaskOptional, &tasks.StartOptions{}
+	if opts != nil {
+		if opts.Mode != taskNever {
+			mode = opts.Mode
+		}
+		task.PollInterval = opts.PollInterval
+	}
+	if mode != TaskOptional && mode != TaskRequired {
+		return fmt.Errorf("mcpserver: AddTaskTool: mode %d is neither TaskOptional nor TaskRequired", mode)
+	}
+	if t != nil && canReturnInputRequired(reflect.TypeFor[Out]()) {
+		return fmt.Errorf("mcpserver: task tool %q returns %s, which can hold an InputRequiredResult; a task asks through Call.Ask or tasks.Run.Ask", t.Name, reflect.TypeFor[Out]())
 	}
 	if err := s.enableTasks(); err != nil {
 		return err
 	}
-	return addTool(s, t, mode, h, questions)
+	return addTool(s, t, mode, task, h, questions)
 }
 
-func addTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, h ToolHandler[In, Out], questions []Dependency) error {
+func addTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, task *tasks.StartOptions, h ToolHandler[In, Out], questions []Dependency) error {
 	if t == nil || h == nil {
 		return errors.New("mcpserver: AddTool needs a tool and a handler")
 	}
@@ -145,7 +183,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, h ToolHandler[I
 		}
 		if mode != taskNever {
 			if req.ProtocolVersion().SupportsInputRequired() && tasks.Declared(req) {
-				return s.tasks.Start(ctx, req, func(ctx context.Context, _ *tasks.Run) (*mcp.CallToolResult, error) {
+				return s.tasks.StartWith(ctx, req, task, func(ctx context.Context, _ *tasks.Run) (*mcp.CallToolResult, error) {
 					o, err := runTool(ctx, s, owner, t.Name, h, c, args, pl != nil)
 					if err != nil {
 						return nil, err
@@ -158,7 +196,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, h ToolHandler[I
 				})
 			}
 			if mode == TaskRequired {
-				return nil, tasks.Required()
+				return nil, tasks.RequiredError()
 			}
 		}
 		return runTool(ctx, s, owner, t.Name, h, c, args, pl != nil)
