@@ -63,14 +63,14 @@ type Options struct {
 	// JSON, in bytes): an update carrying a larger answer to an open
 	// question is refused with -32602 naming the limit, and changes
 	// nothing. Default DefaultMaxAnswerBytes; negative means no bound.
-	MaxAnswerBytes int
+	MaxAnswerBytes int64
 	// MaxTaskAnswerBytes bounds the answers one task holds at once (a
 	// task keeps the answers it has until its last question is
 	// answered): an update that would make them larger is refused with
 	// -32602 naming the limit. Default DefaultMaxTaskAnswerBytes;
 	// negative means no bound. The answers of all of a caller's tasks
 	// are bounded by the store (MemoryStoreOptions.MaxAnswerBytesPerCaller).
-	MaxTaskAnswerBytes int
+	MaxTaskAnswerBytes int64
 }
 
 // The defaults of Options' bounds on answers.
@@ -181,14 +181,14 @@ func Enable(s *server.Server, opts *Options) (*Manager, error) {
 
 // bound is a size bound as Options gives it: zero means def, negative
 // none (0).
-func bound(v, def int) int64 {
+func bound(v, def int64) int64 {
 	switch {
 	case v == 0:
-		return int64(def)
+		return def
 	case v < 0:
 		return 0
 	}
-	return int64(v)
+	return v
 }
 
 // Declared reports whether the client that sent req declared the tasks
@@ -211,7 +211,10 @@ func RequiredError() error {
 	})
 }
 
-// Required returns RequiredError(); RequiredError is the name to use.
+// Required returns RequiredError().
+//
+// Use RequiredError: Required reads as a question, and it returns an
+// error.
 func Required() error { return RequiredError() }
 
 // Body is the work of a task. It runs in its own goroutine with a context
