@@ -111,7 +111,8 @@ const askKey = "question"
 // Ask asks the person at the host one question (an elicitation, a
 // sampling or a roots request) while the body runs, and returns the
 // client's raw answer: decode it as what was asked, for example with
-// mcp.InputResponses{"k": raw}.Elicit("k"). It is the one way to ask
+// mcp.InputResponses{"k": raw}.Elicit("k"). With [Call.AskAll] (several
+// questions, under keys of the body's choosing) it is the way to ask
 // mid-body that works whether the tool runs as a task or not:
 //
 //   - in a task (AddTaskTool, a client that declared the extension) the
@@ -141,6 +142,28 @@ func (c *Call) Ask(ctx context.Context, q mcp.InputRequest) (json.RawMessage, er
 		return nil, err
 	}
 	return answers[askKey], nil
+}
+
+// AskAll asks the person at the host several questions at once while the
+// body runs, and returns the answers under the questions' keys (read them
+// with mcp.InputResponses' accessors). Like [Call.Ask] it works whether
+// the tool runs as a task or not: in a task the task waits in
+// input_required with the questions until tasks/update has answered every
+// one (tasks.Run.Ask); in an ordinary call on a legacy session they are
+// sent on the back-channel (server.Request.AskAll); in an ordinary
+// 2026-07-28 call it returns a -32600 *jsonrpc.Error wrapping
+// server.ErrNoBackChannel.
+func (c *Call) AskAll(ctx context.Context, reqs mcp.InputRequests) (mcp.InputResponses, error) {
+	run := tasks.FromContext(ctx)
+	if run == nil {
+		return c.Request.AskAll(ctx, reqs)
+	}
+	for _, k := range reqs.Keys() {
+		if q := reqs[k]; q != nil && !c.ClientCapabilities().Allows(q) {
+			return nil, mcp.NewMissingRequiredClientCapabilityError(mcp.RequiredCapabilities(q))
+		}
+	}
+	return run.Ask(ctx, reqs)
 }
 
 // Progress reports progress on the call. In a call answered with a task

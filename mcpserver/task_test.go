@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -156,11 +157,11 @@ func TestTaskProgress(t *testing.T) {
 	})
 }
 
-// TestTaskAsk: Call.Ask asks mid-body in a task (the task waits in
-// input_required until the client answers), on a legacy session (the
-// back-channel), and in an ordinary 2026-07-28 call says there is no way
-// to (server.ErrNoBackChannel), so one TaskOptional body serves them all
-// without asking whether it runs as a task.
+// TestTaskAsk: Call.Ask and Call.AskAll ask mid-body in a task (the task
+// waits in input_required until the client answers), on a legacy session
+// (the back-channel), and in an ordinary 2026-07-28 call say there is no
+// way to (server.ErrNoBackChannel), so one TaskOptional body serves them
+// all without asking whether it runs as a task.
 func TestTaskAsk(t *testing.T) {
 	s, _ := newServer(t, &mcpserver.Options{Tasks: &tasks.Options{PollInterval: time.Millisecond}})
 	mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "greet"}, mcpserver.TaskOptional, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
@@ -182,10 +183,41 @@ func TestTaskAsk(t *testing.T) {
 		}
 		return "hello " + form.Name, nil
 	}))
+	mustOK(t, mcpserver.AddTaskTool(s, &mcp.Tool{Name: "greet2"}, mcpserver.TaskOptional, func(ctx context.Context, c *mcpserver.Call, _ struct{}) (string, error) {
+		schema := mcp.ElicitRequestedSchema{Properties: map[string]mcp.PrimitiveSchemaDefinition{"name": &mcp.StringSchema{}}}
+		answers, err := c.AskAll(ctx, mcp.InputRequests{
+			"first": mcp.NewElicitFormRequest("First name?", schema),
+			"last":  mcp.NewElicitFormRequest("Last name?", schema),
+		})
+		if errors.Is(err, server.ErrNoBackChannel) {
+			return "hello, whoever you are", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		var names []string
+		for _, k := range []string{"first", "last"} {
+			var form struct {
+				Name string `json:"name"`
+			}
+			if r, err := answers.Elicit(k); err != nil || !r.Accepted() || r.DecodeContent(&form) != nil {
+				return "no name", nil
+			}
+			names = append(names, form.Name)
+		}
+		return "hello " + strings.Join(names, " "), nil
+	}))
+	var mu sync.Mutex
 	asked := 0
 	elicit := func(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.ElicitResult, error) {
+		mu.Lock()
 		asked++
-		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+		mu.Unlock()
+		name := "Ada"
+		if form, _ := p.(*mcp.ElicitRequestFormParams); form != nil && form.Message == "Last name?" {
+			name = "Lovelace"
+		}
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": name}}, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.FailAfter)
 	defer cancel()
@@ -200,24 +232,39 @@ func TestTaskAsk(t *testing.T) {
 		{"legacy", &client.Options{Capabilities: caps, Elicit: elicit, ProtocolVersion: mcp.Version20251125}, "hello Ada", false},
 		{"2026 call", &client.Options{Capabilities: caps, Elicit: elicit}, "hello, whoever you are", false},
 	} {
-		asked = 0
 		sess := connect(t, s, c.opts)
-		res, task, err := sess.StartTool(ctx, "greet", nil)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if (task != nil) != c.task {
-			t.Errorf("%s: task %v", c.name, task)
-		}
-		if task != nil {
-			res, err = task.Wait(ctx)
-			mustOK(t, err)
-		}
-		if got := onlyText(t, res); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-		if want := map[bool]int{true: 1, false: 0}[c.want == "hello Ada"]; asked != want {
-			t.Errorf("%s: the person was asked %d times, want %d", c.name, asked, want)
+		for tool, want := range map[string]struct {
+			text  string
+			asked int
+		}{
+			"greet":  {c.want, 1},
+			"greet2": {strings.Replace(c.want, "Ada", "Ada Lovelace", 1), 2},
+		} {
+			mu.Lock()
+			asked = 0
+			mu.Unlock()
+			res, task, err := sess.StartTool(ctx, tool, nil)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.name, tool, err)
+			}
+			if (task != nil) != c.task {
+				t.Errorf("%s %s: task %v", c.name, tool, task)
+			}
+			if task != nil {
+				res, err = task.Wait(ctx)
+				mustOK(t, err)
+			}
+			if got := onlyText(t, res); got != want.text {
+				t.Errorf("%s %s: %q, want %q", c.name, tool, got, want.text)
+			}
+			if !strings.Contains(want.text, "Ada") {
+				want.asked = 0
+			}
+			mu.Lock()
+			if asked != want.asked {
+				t.Errorf("%s %s: the person was asked %d times, want %d", c.name, tool, asked, want.asked)
+			}
+			mu.Unlock()
 		}
 	}
 }

@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
+	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/tasks"
 )
 
@@ -38,14 +40,19 @@ func buildReport(ctx context.Context, c *mcpserver.Call, in reportArgs) (string,
 	if err := work(ctx, 20*time.Millisecond); err != nil {
 		return "", err // the client cancelled the task
 	}
+	// c.AskAll asks in a task (the task waits for the answer) and on a
+	// legacy session (its back-channel); in an ordinary 2026-07-28 call
+	// nothing can ask mid-body, and the report is built without the
+	// comparison.
 	compare := false
-	if run := tasks.FromContext(ctx); run != nil { // nil when the call runs without a task
-		answers, err := run.Ask(ctx, mcp.InputRequests{
-			"include": mcp.NewElicitFormRequest("Include last year's figures in the "+in.Quarter+" report?", includeSchema),
-		})
-		if err != nil {
-			return "", err
-		}
+	answers, err := c.AskAll(ctx, mcp.InputRequests{
+		"include": mcp.NewElicitFormRequest("Include last year's figures in the "+in.Quarter+" report?", includeSchema),
+	})
+	switch {
+	case errors.Is(err, server.ErrNoBackChannel):
+	case err != nil:
+		return "", err
+	default:
 		// Every answer a person can give: accepted (with a valid form),
 		// declined, cancelled, or something malformed.
 		var form struct {

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcptest"
 )
 
@@ -32,9 +33,10 @@ func TestReportTask(t *testing.T) {
 	}
 }
 
-// TestReportWithoutTasks: a client that does not speak the extension
-// (in either generation) gets the report as an ordinary result, and is
-// asked nothing.
+// TestReportWithoutTasks: a client that does not speak the extension gets
+// the report as an ordinary result: on a legacy session the question is
+// asked on the back-channel, and in a 2026-07-28 call, which has no way to
+// ask mid-body, nothing is asked.
 func TestReportWithoutTasks(t *testing.T) {
 	for _, v := range mcptest.Generations() {
 		t.Run(string(v), func(t *testing.T) {
@@ -42,9 +44,14 @@ func TestReportWithoutTasks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess := mcptest.Connect(t, s, &mcptest.Options{Version: v})
-			if got := mcptest.Text(t, sess.Call("quarterly_report", map[string]any{"quarter": "2026-Q3"})); got != "Report 2026-Q3: revenue 4.2M." {
-				t.Errorf("the report: %q", got)
+			opts, want := &mcptest.Options{Version: v}, "Report 2026-Q3: revenue 4.2M."
+			if v == mcp.Version20251125 {
+				opts.Script = mcptest.Script{"include": mcptest.Accept(map[string]any{"include": true})}
+				want = "Report 2026-Q3: revenue 4.2M (last year 3.9M, +7.7%)."
+			}
+			sess := mcptest.Connect(t, s, opts)
+			if got := mcptest.Text(t, sess.Call("quarterly_report", map[string]any{"quarter": "2026-Q3"})); got != want {
+				t.Errorf("the report: %q, want %q", got, want)
 			}
 		})
 	}
