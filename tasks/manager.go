@@ -213,8 +213,8 @@ func RequiredError() error {
 
 // Required returns RequiredError().
 //
-// Use RequiredError: Required reads as a question, and it returns an
-// error.
+// Deprecated: use RequiredError; Required reads as a question, and it
+// returns an error.
 func Required() error { return RequiredError() }
 
 // Body is the work of a task. It runs in its own goroutine with a context
