@@ -25,7 +25,7 @@ func taskServer(t *testing.T, body tasks.Body) *server.Server {
 	}
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		if !tasks.Declared(req) {
-			return nil, tasks.Required()
+			return nil, tasks.RequiredError()
 		}
 		return m.Start(ctx, req, body)
 	})

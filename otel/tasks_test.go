@@ -27,7 +27,7 @@ func TestTaskTransitions(t *testing.T) {
 	s.HandleCallTool(func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		req.Route = p.Name
 		if !tasks.Declared(req) {
-			return nil, tasks.Required()
+			return nil, tasks.RequiredError()
 		}
 		return m.Start(ctx, req, func(ctx context.Context, run *tasks.Run) (*mcp.CallToolResult, error) {
 			if _, err := run.Ask(ctx, mcp.InputRequests{"region": regionForm()}); err != nil {
