@@ -35,7 +35,8 @@ var allowed = map[string][]string{
 	"requeststate":            {"auth", "internal/fairshare", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
 	"requeststate/redisstore": {"requeststate"},
 	"tasks":                   {"auth", "internal/jsontext", "jsonrpc/wire", "mcp", "requeststate", "server"},
-	"tasks/redisstore":        {"mcp", "tasks"}, // the tasks extension, on the extension surface only (design record 026)
+	"tasks/redisstore":        {"mcp", "tasks"},  // the tasks extension, on the extension surface only (design record 026)
+	"apps":                    {"mcp", "server"}, // the MCP Apps extension, on the extension surface only (design record 047)
 	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
 	"skills":                  {"client", "jsonrpc/wire", "mcp", "mcpserver", "server"},                                    // the skills extension: a server on mcpserver's resources and the extension surface, and its client (design record 044)
 	"bridge":                  {"client", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport", "transport/streamhttp"}, // a host's server and a remote server's client at once (design record 033)
