@@ -21,14 +21,15 @@ const maxURILength = 2048
 // no whitespace or control characters, and a URI that parses. The error
 // wraps [ErrNotUIURI] and names what is wrong.
 func CheckURI(uri string) error {
-	switch rest, ok := strings.CutPrefix(uri, "ui://"); {
+	rest, scheme := strings.CutPrefix(uri, "ui://")
+	switch {
 	case len(uri) > maxURILength:
 		return fmt.Errorf("%w: %d bytes, longer than %d", ErrNotUIURI, len(uri), maxURILength)
-	case !ok:
+	case !scheme:
 		return fmt.Errorf("%w: %q does not start with \"ui://\"", ErrNotUIURI, uri)
 	case strings.Trim(rest, "/") == "":
 		return fmt.Errorf("%w: %q names nothing after \"ui://\"", ErrNotUIURI, uri)
-	case strings.ContainsFunc(uri, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+	case strings.ContainsFunc(uri, spaceOrControl):
 		return fmt.Errorf("%w: %q holds whitespace or a control character", ErrNotUIURI, uri)
 	}
 	if _, err := url.Parse(uri); err != nil {
@@ -36,3 +37,5 @@ func CheckURI(uri string) error {
 	}
 	return nil
 }
+
+func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }

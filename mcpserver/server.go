@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,6 +127,8 @@ type Server struct {
 	taskOpts *tasks.Options // Options.Tasks
 	tasksMu  sync.Mutex
 	tasks    *tasks.Manager // the tasks extension, from the first task tool on
+
+	apps appsState // the apps extension (apps.go)
 }
 
 // enableTasks serves the tasks extension, once.
@@ -246,7 +249,12 @@ func (s *Server) Use(mw ...server.Middleware) { s.low.Use(mw...) }
 // until the peer closes it or ctx ends:
 //
 //	err := s.ServeConn(ctx, stdio.ServerConn(nil))
+//
+// It first runs [Server.Check], and returns its error instead of serving.
 func (s *Server) ServeConn(ctx context.Context, conn transport.Conn) error {
+	if err := s.startServing(); err != nil {
+		return err
+	}
 	return s.low.ServeConn(ctx, conn)
 }
 
@@ -262,7 +270,14 @@ func (s *Server) ServeConn(ctx context.Context, conn transport.Conn) error {
 // behind a plain load balancer, and 2025-era clients in sessions, which
 // live in the memory of the instance that opened them (route them there,
 // or set opts.Sessions.Stateless; see docs/guide/two-generations.md).
+//
+// It panics with the error of [Server.Check], a registration mistake to
+// fix before serving (an app tool whose view is not registered); call
+// Check first to handle it as an error.
 func (s *Server) HTTPHandler(opts *streamhttp.HandlerOptions) *streamhttp.Handler {
+	if checkErr := s.startServing(); checkErr != nil {
+		panic(checkErr)
+	}
 	var o streamhttp.HandlerOptions
 	if opts != nil {
 		o = *opts
@@ -285,6 +300,9 @@ func (s *Server) InMemoryTransport() transport.Transport { return memoryTranspor
 type memoryTransport struct{ s *Server }
 
 func (t memoryTransport) Connect(ctx context.Context) (transport.Conn, error) {
+	if err := t.s.startServing(); err != nil {
+		return nil, err
+	}
 	clientEnd, serverEnd := transport.NewMemoryPipe()
 	// The server end lives until the client closes its end (the pipe then
 	// reports EOF), not as long as the Connect context, which may be a
@@ -308,9 +326,18 @@ func (s *Server) installOnce(slot string, install func()) {
 // listPage returns the page of a registry that cursor points at, each
 // entry as the list method shows it, and the next cursor.
 func listPage[E, T any](s *Server, r *registry[E], cursor mcp.Cursor, show func(E) T) ([]T, mcp.Cursor, error) {
+	return listKept(s, r, cursor, nil, show)
+}
+
+// listKept is listPage of the entries keep keeps (all when keep is nil):
+// the pages are cut from those, so that each is full.
+func listKept[E, T any](s *Server, r *registry[E], cursor mcp.Cursor, keep func(E) bool, show func(E) T) ([]T, mcp.Cursor, error) {
 	s.mu.RLock()
 	entries := r.list()
 	s.mu.RUnlock()
+	if keep != nil {
+		entries = slices.DeleteFunc(entries, func(e E) bool { return !keep(e) })
+	}
 	size := s.pageSize
 	if size < 0 {
 		size = 0

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/parley-mcp/parley/apps"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/jsonrpc/wire"
 	"github.com/parley-mcp/parley/mcp"
@@ -35,6 +36,7 @@ type ToolHandler[In, Out any] func(ctx context.Context, call *Call, in In) (Out,
 // toolEntry is one registered tool.
 type toolEntry struct {
 	tool mcp.Tool
+	app  *apps.ToolMeta // the tool's _meta.ui, if it has one (apps.go)
 	call func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error)
 }
 
@@ -156,8 +158,8 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, task *tasks.Sta
 	}
 	def := *t
 	def.InputSchema = in.raw
-	if len(def.OutputSchema) == 0 && hasOutputSchema(outType) {
-		os, err := schemaFor(outType, false)
+	if st := structuredType(outType); len(def.OutputSchema) == 0 && hasOutputSchema(st) {
+		os, err := schemaFor(st, false)
 		if err != nil {
 			return fmt.Errorf("mcpserver: %s: cannot infer an output schema: %w", owner, err)
 		}
@@ -165,7 +167,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, mode TaskMode, task *tasks.Sta
 			return err
 		}
 	}
-	e := &toolEntry{tool: def}
+	e := &toolEntry{tool: def, app: toolApp(&def)}
 	e.call = func(ctx context.Context, req *server.Request, p *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
 		args, err := decodeArguments[In](in, p.Arguments)
 		if err != nil {
@@ -244,7 +246,7 @@ func (s *Server) RemoveTools(names ...string) {
 }
 
 func (s *Server) listTools(ctx context.Context, req *server.Request, p *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
-	tools, next, err := listPage(s, &s.tools, p.Cursor, func(e *toolEntry) mcp.Tool { return e.tool })
+	tools, next, err := listKept(s, &s.tools, p.Cursor, s.toolFilter(req), func(e *toolEntry) mcp.Tool { return e.tool })
 	if err != nil {
 		return nil, err
 	}
@@ -292,6 +294,8 @@ func toolOutcome(name string, out any, asks bool) (mcp.CallToolOutcome, error) {
 				"a call has one inputResponses/requestState channel, so the rounds are driven either by declared questions or by the handler, not both", name)), nil
 		}
 		return v, nil
+	case appResult:
+		return appOutcome(name, v)
 	case nil:
 		return nil, errNilResult(name)
 	}

@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"tasks":                   {"auth", "internal/jsontext", "jsonrpc/wire", "mcp", "requeststate", "server"},
 	"tasks/redisstore":        {"mcp", "tasks"},  // the tasks extension, on the extension surface only (design record 026)
 	"apps":                    {"mcp", "server"}, // the MCP Apps extension, on the extension surface only (design record 047)
-	"mcpserver":               {"auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
+	"mcpserver":               {"apps", "auth", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "requeststate", "server", "tasks", "transport", "transport/streamhttp"},
 	"skills":                  {"client", "jsonrpc/wire", "mcp", "mcpserver", "server"},                                    // the skills extension: a server on mcpserver's resources and the extension surface, and its client (design record 044)
 	"bridge":                  {"client", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport", "transport/streamhttp"}, // a host's server and a remote server's client at once (design record 033)
 	"mcptest":                 {"client", "internal/questionkey", "mcp", "transport"},                                      // the test kit: a client on any server that serves a connection, the key of a legacy question from the server's side of the pipe (design record 046)
@@ -58,7 +58,7 @@ var allowed = map[string][]string{
 	"experimental/servercard": {"mcp"}, // a server's identity (server.Server satisfies its Source) and net/http
 	// The command-line client (design record 032): a user of the SDK like
 	// any other, through the client, its transports and the OAuth client.
-	"cmd/parley": {"auth/oauthclient", "bridge", "client", "experimental/servercard", "jsonrpc", "mcp", "skills", "transport", "transport/stdio", "transport/streamhttp"},
+	"cmd/parley": {"apps", "auth/oauthclient", "bridge", "client", "experimental/servercard", "jsonrpc", "mcp", "skills", "transport", "transport/stdio", "transport/streamhttp"},
 }
 
 func TestImportGraph(t *testing.T) {
