@@ -155,6 +155,7 @@ func (a *app) session(ctx context.Context) (*client.Session, error) {
 		OnLog:           a.onLog,
 		OnProgress:      a.onProgress,
 		RequestTimeout:  -1, // a person answering a form takes the time they take
+		Extensions:      sessionExtensions(ctx),
 	})
 	sess, err := c.Connect(ctx, t)
 	if err != nil {

@@ -55,6 +55,8 @@ var commands = []command{
 	{"complete", "prompt NAME|resource TEMPLATE ARG=PARTIAL [KEY=VALUE...]", "complete an argument (later pairs are context)", runComplete},
 	{"skills list", "", "list the server's skills (the skills extension); reads no file", runSkillsList},
 	{"skills fetch", "URI [PATH...]", "load a skill: print its SKILL.md, or the files named, each verified against its entry", runSkillsFetch},
+	{"apps list", "", "list the tools with a view or a visibility, as a host that renders apps sees them", runAppsList},
+	{"apps view", "URI", "print a view's metadata (CSP, permissions, caching) and save its page", runAppsView},
 	{"listen", "[URI...]", "print list changes (and updates of URIs) as they arrive, until interrupted", runListen},
 	{"card", "URL", "print the server's Server Card, read before connecting (experimental)", runCard},
 	{"bridge", "URL", "serve a desktop host on stdin/stdout and relay it to the server at URL (docs/guide/bridge.md)", runBridge},

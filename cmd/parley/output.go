@@ -136,6 +136,13 @@ func capFlag(on bool, name string) []string {
 }
 
 func (a *app) printTools(tools []mcp.Tool) error {
+	if views := appViews(tools); views != nil {
+		return printList(a, "tools", "tools", "NAME\tARGUMENTS\tVIEW\tDESCRIPTION", tools,
+			"(* required; parley --json tools list shows the input schemas; parley apps view URI shows a view)",
+			func(t mcp.Tool) string {
+				return t.Name + "\t" + describeArguments(t.InputSchema) + "\t" + views[t.Name] + "\t" + firstLine(t.Description)
+			})
+	}
 	return printList(a, "tools", "tools", "NAME\tARGUMENTS\tDESCRIPTION", tools,
 		"(* required; parley --json tools list shows the input schemas)",
 		func(t mcp.Tool) string {
@@ -429,7 +436,7 @@ func (a *app) save(base, mimeType string, data []byte) (string, error) {
 
 // preferredExt picks the usual extension where the system lists several.
 func preferredExt(mimeType string, exts []string) string {
-	common := map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3", "text/plain": ".txt"}
+	common := map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3", "text/plain": ".txt", "text/html": ".html"}
 	if e, ok := common[mimeType]; ok {
 		return e
 	}
