@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/apps"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
@@ -300,8 +301,11 @@ func TestUnknownViewCheckedWhenServing(t *testing.T) {
 	if _, err := s.InMemoryTransport().Connect(context.Background()); !errors.Is(err, mcpserver.ErrUnknownView) {
 		t.Errorf("InMemoryTransport: %v", err)
 	}
-	_, serverEnd := transport.NewMemoryPipe()
-	if err := s.ServeConn(context.Background(), serverEnd); !errors.Is(err, mcpserver.ErrUnknownView) {
+	// The client end is closed: a ServeConn that served anyway ends at
+	// once, with another error.
+	clientEnd, serverEnd := transport.NewMemoryPipe()
+	clientEnd.Close()
+	if err := s.ServeConn(testwait.Context(t), serverEnd); !errors.Is(err, mcpserver.ErrUnknownView) {
 		t.Errorf("ServeConn: %v", err)
 	}
 	func() {
