@@ -1,18 +1,19 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop fleet bench bench-compare bench-smoke run mutate cli bench-load load-smoke otel
+.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli bench-load load-smoke otel
 
 # The stages of `make test`, in order; a new stage is one more word here
 # (and its target below). scripts/stages.sh runs them one after another,
 # stops at the first that fails, and ends with one line that says the
 # verdict: "make test: 12 stages passed in 6m40s", or the stage that failed.
-STAGES = deps fmt vet api unit otel allocs fuzz bench-smoke load-smoke examples cli conformance interop fleet
+STAGES = deps fmt vet api unit otel allocs fuzz bench-smoke load-smoke examples cli conformance interop apps fleet
 
 test:
 	@MAKE="$(MAKE)" bash scripts/stages.sh $(STAGES)
 
-# Debian packages the tests use (nginx, redis-server), installed when missing.
+# Debian packages the tests use (nginx, redis-server, curl, tmux,
+# chromium), installed when missing.
 deps:
 	bash scripts/deps.sh
 
@@ -28,6 +29,7 @@ vet:
 	$(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) run $(STATICCHECK) ./...
 	cd interop && $(GO) run $(STATICCHECK) ./...
+	cd browser && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
 	@bash scripts/stages.sh --self-test
 	@# Every listed mutation must still apply to the code it names, so that
 	@# `make mutate` keeps measuring what docs/testing.md says it does.
@@ -133,6 +135,18 @@ conformance:
 # Node.js or npm is a failure, not a skip. See interop/README.md.
 interop:
 	cd interop && $(GO) vet ./... && PARLEY_REQUIRE_INTEROP=1 $(GO) test -count=1 ./...
+
+# MCP Apps in a real browser (browser/, a module of its own): the records
+# app of examples/apps rendered by a test host page built on the
+# extension's host library (@modelcontextprotocol/ext-apps) in Debian's
+# headless Chromium, driven by playwright-core, in both protocol
+# generations; and the MCP Inspector's --app-info probe of it. Installs
+# Node 22 and what browser/js/package-lock.json pins once, from the npm
+# registry, into a cache folder; a missing Chromium or Node.js is a
+# failure here, not a skip. Screenshots go to $PARLEY_ARTIFACTS (default:
+# a temporary folder the log names). See browser/README.md.
+apps:
+	cd browser && PARLEY_REQUIRE_BROWSER=1 $(GO) test -count=1 -v ./...
 
 # The OpenTelemetry module (otel/, a module of its own, so the SDK does not
 # depend on OpenTelemetry): vet, staticcheck, its tests with the race

@@ -2,8 +2,10 @@
 # Installs the Debian packages the tests need and the machine lacks:
 # nginx (the fleet test's load balancer), redis-server (the shared store
 # of single-use requestState), curl (the curl guide's test runs its
-# commands) and tmux (the terminal tests of cmd/parley answer its forms in
-# a tmux pane). Idempotent: a machine that has them is left
+# commands), tmux (the terminal tests of cmd/parley answer its forms in
+# a tmux pane) and chromium (the apps stage renders an MCP App in it,
+# headless, driven by playwright-core, which speaks to it directly and
+# needs no chromium-driver). Idempotent: a machine that has them is left
 # alone. Needs root or sudo, and Debian's package archive.
 #
 #   scripts/deps.sh            # install what is missing
@@ -14,6 +16,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need+=(redis-server)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 sudo=()
