@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/parley-mcp/parley/apps"
-	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/internal/testwait"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/transport"
