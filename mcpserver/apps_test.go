@@ -215,7 +215,7 @@ func TestViewRead(t *testing.T) {
 func TestViewOptions(t *testing.T) {
 	s, _ := newServer(t, nil)
 	files := fstest.MapFS{"views/table.html": {Data: []byte(tablePage)}}
-	mustOK(t, mcpserver.AddViewFile(s, &mcpserver.View{URI: "ui://a", Name: "a", TTL: -1, CacheScope: mcp.CacheScopePrivate}, files, "views/table.html"))
+	mustOK(t, mcpserver.AddViewFile(s, &mcpserver.View{URI: "ui://a", Name: "a", TTL: -time.Minute, CacheScope: mcp.CacheScopePrivate}, files, "views/table.html"))
 	mustOK(t, mcpserver.AddView(s, &mcpserver.View{URI: "ui://b", Name: "b", TTL: time.Minute, MIMEType: "text/html;profile=mcp-app;charset=utf-8"}, []byte("<p>b</p>")))
 	sess := connect(t, s, nil)
 	a, err := sess.ReadResource(context.Background(), "ui://a")
