@@ -327,6 +327,9 @@ func (s *Server) toolFilter(req *server.Request) func(*toolEntry) bool {
 // panics on a conflicting pattern: call Check first to handle it. From
 // then on, AddAppTool checks each tool's view as it registers the tool.
 func (s *Server) Check() error {
+	if !s.apps.enabled.Load() {
+		return nil // no app tool: nothing to check, at no cost
+	}
 	s.mu.RLock()
 	tools := s.tools.list()
 	s.mu.RUnlock()
