@@ -196,7 +196,7 @@ func AddAppTool[In, Out any](s *Server, t *mcp.Tool, ui apps.ToolMeta, h ToolHan
 	if err := s.enableApps(); err != nil {
 		return err
 	}
-	return addTool(s, &def, taskNever, h, questions)
+	return addTool(s, &def, taskNever, nil, h, questions)
 }
 
 // AppResult is the result of an app tool for its two audiences: Text for
