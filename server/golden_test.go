@@ -5,21 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/internal/wiregolden"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/server"
 	"github.com/parley-mcp/parley/transport"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files from what the server sends")
+var _ = flag.Bool("update", false, "rewrite the golden files from what the server sends (internal/wiregolden reads it)")
 
 // TestGolden replays the JSON-RPC exchanges in testdata/golden/*.txtar
 // against the fixture server over the in-memory transport. Each archive has
@@ -43,53 +40,14 @@ var update = flag.Bool("update", false, "rewrite the golden files from what the 
 // initialize without the envelope is a legacy session, checked against
 // 2025-11-25, so that nothing of 2026-07-28 reaches a legacy client.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/golden/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, out := section(ar, "in"), section(ar, "out")
-			if in == nil {
-				t.Fatal(`archive has no "in" file`)
-			}
-			got := replay(t, in.Data)
-			// A Go error chain or a %v never reaches the wire, in any answer.
-			if leaks := spectest.GoText(got); len(leaks) > 0 {
-				t.Errorf("the server sent Go's own text %q:\n%s", leaks, got)
-			}
-			if *update {
-				if out == nil {
-					ar.Files = append(ar.Files, txtar.File{Name: "out"})
-					out = &ar.Files[len(ar.Files)-1]
-				}
-				out.Data = got
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if out == nil {
-				t.Fatal(`archive has no "out" file; run with -update`)
-			}
-			if !bytes.Equal(got, out.Data) {
-				t.Errorf("server sent:\n%s\nwant:\n%s", got, out.Data)
-			}
-		})
-	}
-}
-
-func section(ar *txtar.Archive, name string) *txtar.File {
-	for i := range ar.Files {
-		if ar.Files[i].Name == name {
-			return &ar.Files[i]
+	wiregolden.Each(t, "testdata/golden/*.txtar", func(t *testing.T, in []byte) []byte {
+		got := replay(t, in)
+		// A Go error chain or a %v never reaches the wire, in any answer.
+		if leaks := spectest.GoText(got); len(leaks) > 0 {
+			t.Errorf("the server sent Go's own text %q:\n%s", leaks, got)
 		}
-	}
-	return nil
+		return got
+	})
 }
 
 // publishPrefix starts a line of "in" that publishes a change.

@@ -5,23 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/tools/txtar"
 
 	"github.com/parley-mcp/parley/internal/spectest"
+	"github.com/parley-mcp/parley/internal/wiregolden"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
 	"github.com/parley-mcp/parley/skills"
 	"github.com/parley-mcp/parley/transport"
 )
-
-var update = os.Getenv("PARLEY_UPDATE_GOLDEN") == "1"
 
 // goldenTree is the small tree the golden exchanges are played on.
 func goldenTree() fstest.MapFS {
@@ -41,47 +37,13 @@ func goldenTree() fstest.MapFS {
 // result of the extension against testdata/skills.schema.json, and a
 // legacy session's results carry no resultType, ttlMs or cacheScope while
 // a 2026-07-28 one's carry all three (skills/list, skills/get) or
-// resultType (directory reads). Set PARLEY_UPDATE_GOLDEN=1 to rewrite
-// "out" after a deliberate change, and review the diff.
+// resultType (directory reads). PARLEY_UPDATE_GOLDEN=1 rewrites "out"
+// after a deliberate change (internal/wiregolden); review the diff.
 func TestGolden(t *testing.T) {
 	oracle := skillsOracle(t)
-	files, err := filepath.Glob("testdata/golden/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden files: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var in, out *txtar.File
-			for i := range ar.Files {
-				switch ar.Files[i].Name {
-				case "in":
-					in = &ar.Files[i]
-				case "out":
-					out = &ar.Files[i]
-				}
-			}
-			if in == nil {
-				t.Fatal(`no "in" file`)
-			}
-			got := replay(t, in.Data, oracle)
-			if update {
-				if out == nil {
-					ar.Files = append(ar.Files, txtar.File{Name: "out"})
-					out = &ar.Files[len(ar.Files)-1]
-				}
-				out.Data = got
-				mustOK(t, os.WriteFile(file, txtar.Format(ar), 0o644))
-				return
-			}
-			if out == nil || !bytes.Equal(got, out.Data) {
-				t.Errorf("server sent:\n%s\nwant:\n%s", got, out.Data)
-			}
-		})
-	}
+	wiregolden.Each(t, "testdata/golden/*.txtar", func(t *testing.T, in []byte) []byte {
+		return replay(t, in, oracle)
+	})
 }
 
 // skillsOracle compiles the schema of the extension's results.
@@ -120,41 +82,16 @@ func replay(t *testing.T, input []byte, oracle map[string]*jsonschema.Schema) []
 	done := make(chan error, 1)
 	go func() { done <- s.ServeConn(ctx, serverEnd) }()
 
-	var lines [][]byte
-	for line := range bytes.SplitSeq(input, []byte("\n")) {
-		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '#' {
-			lines = append(lines, line)
-		}
-	}
-	version := mcp.LatestVersion
-	var first struct{ Method string }
-	if len(lines) > 0 && json.Unmarshal(lines[0], &first) == nil && first.Method == mcp.MethodInitialize {
-		version = mcp.Version20251125
-	}
-	var got bytes.Buffer
-	for _, line := range lines {
-		mustOK(t, clientEnd.Write(ctx, bytes.Clone(line)))
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		mustOK(t, json.Unmarshal(line, &req))
-		if req.ID == nil {
-			continue // a notification: no answer
-		}
-		msg, err := clientEnd.Read(ctx)
-		if err != nil {
-			t.Fatalf("reading the answer to %s: %v", line, err)
-		}
-		got.Write(msg)
-		got.WriteByte('\n')
-		checkAnswer(t, version, req.Method, msg, oracle)
-	}
+	lines := wiregolden.Lines(input)
+	version := wiregolden.Version(lines)
+	got := wiregolden.Replay(t, ctx, clientEnd, lines, func(method string, msg []byte) {
+		checkAnswer(t, version, method, msg, oracle)
+	})
 	clientEnd.Close()
 	if err := <-done; err != nil {
 		t.Errorf("ServeConn: %v", err)
 	}
-	return got.Bytes()
+	return got
 }
 
 func checkAnswer(t *testing.T, version mcp.ProtocolVersion, method string, msg []byte, oracle map[string]*jsonschema.Schema) {

@@ -45,10 +45,11 @@ var allowed = map[string][]string{
 	"internal/layering":       {},
 	"internal/mcpgen":         {}, // the encoder generator (design record 022): standard library only
 	"internal/leakcheck":      {},
-	"internal/fairshare":      {}, // the room every pool shared by callers keeps (design record 039)
-	"internal/testwait":       {}, // bounded waits for tests (standard library only)
-	"internal/questionkey":    {}, // a legacy back-channel question's key in its context (design record 046)
-	"internal/redistest":      {}, // a redis-server of a test's own
+	"internal/fairshare":      {},                   // the room every pool shared by callers keeps (design record 039)
+	"internal/testwait":       {},                   // bounded waits for tests (standard library only)
+	"internal/wiregolden":     {"mcp", "transport"}, // golden wire tests: txtar archives of what a server sent
+	"internal/questionkey":    {},                   // a legacy back-channel question's key in its context (design record 046)
+	"internal/redistest":      {},                   // a redis-server of a test's own
 	"auth/resourceserver":     {"auth"},
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
 	"auth/authtest":           {},
