@@ -36,6 +36,6 @@ func ExampleServer() {
 	token := as.Issue(authtest.Grant{Subject: "ada", ClientID: "app", Resource: "https://mcp.example.com/mcp", Scopes: []string{"notes"}})
 	fmt.Println(len(token) > 0)
 	// Output:
-	// true [S256] true [authorization_code refresh_token]
+	// true [S256] true [authorization_code refresh_token client_credentials urn:ietf:params:oauth:grant-type:jwt-bearer urn:ietf:params:oauth:grant-type:token-exchange]
 	// true
 }

@@ -15,10 +15,24 @@
 //     configured subject (or denies, see [Server.SetSubject]) and
 //     redirects with code, state and iss (RFC 9207);
 //   - a token endpoint (/token) for the authorization_code and
-//     refresh_token grants, with client_secret_basic, client_secret_post
-//     and none (public clients), and resource indicators (RFC 8707): the
-//     access token is a JWT (RFC 9068) whose aud is the requested
-//     resource; refresh tokens are rotated on use;
+//     refresh_token grants, with client_secret_basic, client_secret_post,
+//     private_key_jwt (RFC 7523 section 2.2) and none (public clients), and
+//     resource indicators (RFC 8707): the access token is a JWT (RFC 9068)
+//     whose aud is the requested resource; refresh tokens are rotated on
+//     use;
+//   - the grants with no person present: client_credentials (OAuth 2.1
+//     section 4.2), the JWT bearer grant (RFC 7523 section 2.1) for
+//     assertions of the issuers it trusts ([Server.TrustIssuer]): a
+//     workload's platform token, or an identity assertion JWT
+//     authorization grant (ID-JAG) of an enterprise identity provider,
+//     whose client_id and resource it checks; and, in the identity
+//     provider's role, token exchange (RFC 8693) of an ID token it issued
+//     ([Server.IssueIDToken]) for an ID-JAG;
+//   - DPoP (RFC 9449) at the token endpoint: a token request with a valid
+//     proof gets a token bound to the proof's key (cnf.jkt, token_type
+//     DPoP), a public client's refresh token is bound too, and with
+//     [Options.RequireDPoPNonce] a proof without this server's nonce is
+//     answered use_dpop_nonce;
 //   - dynamic client registration (RFC 7591) at /register;
 //   - token introspection (RFC 7662) at /introspect, for any registered
 //     confidential client.
@@ -58,6 +72,9 @@ const (
 	AuthSecretBasic = "client_secret_basic"
 	AuthSecretPost  = "client_secret_post"
 	AuthNone        = "none"
+	// AuthPrivateKeyJWT is client authentication with an assertion signed
+	// by the client's key (RFC 7523 section 2.2).
+	AuthPrivateKeyJWT = "private_key_jwt"
 )
 
 // Options configure a [Server]. The zero value is usable.
@@ -77,6 +94,10 @@ type Options struct {
 	// Now is the server's clock. Nil means time.Now. [Server.SetClock]
 	// changes it.
 	Now func() time.Time
+	// RequireDPoPNonce has the token endpoint answer a DPoP proof without
+	// the server's current nonce with 400 use_dpop_nonce and the nonce in
+	// DPoP-Nonce (RFC 9449 section 8). [Server.RotateDPoPNonce] changes it.
+	RequireDPoPNonce bool
 }
 
 // Client is a registered OAuth client.
@@ -91,10 +112,14 @@ type Client struct {
 	// (http://127.0.0.1 or http://[::1]) matches any port (RFC 8252 §7.3).
 	RedirectURIs []string
 	// AuthMethod is the token endpoint authentication method:
-	// [AuthSecretBasic] (the default), [AuthSecretPost] or [AuthNone].
+	// [AuthSecretBasic] (the default), [AuthSecretPost],
+	// [AuthPrivateKeyJWT] or [AuthNone].
 	AuthMethod string
 	// Name is the client_name, if any.
 	Name string
+	// PublicKey verifies the client's assertions, for
+	// [AuthPrivateKeyJWT].
+	PublicKey crypto.PublicKey
 }
 
 // Grant describes a token for [Server.Issue].
@@ -113,6 +138,9 @@ type Grant struct {
 	// Claims are added to the token, replacing the standard ones of the
 	// same name: a test sets "iss" to another issuer, say, or "nbf".
 	Claims map[string]any
+	// KeyThumbprint binds the token to a DPoP key (RFC 9449 section 6.1):
+	// its cnf.jkt, the key's JWK SHA-256 thumbprint.
+	KeyThumbprint string
 }
 
 // Server is an in-process authorization server; see the package
@@ -131,6 +159,12 @@ type Server struct {
 	codes   map[string]*authCode
 	refresh map[string]*refreshGrant
 	revoked map[string]bool // by jti
+
+	trusted    map[string][]crypto.PublicKey // issuer -> keys its assertions verify with
+	jagClients map[string]string             // audience -> client_id to name in ID-JAGs
+	usedJTIs   map[string]time.Time          // client assertions and DPoP proofs seen, until when
+	dpopNonce  string                        // the nonce proofs must carry, with RequireDPoPNonce
+	needNonce  bool
 }
 
 type signingKey struct {
@@ -149,6 +183,7 @@ type authCode struct {
 type refreshGrant struct {
 	clientID, resource, subject string
 	scopes                      []string
+	jkt                         string // the DPoP key a public client's refresh token is bound to
 }
 
 // codeTTL is the lifetime of an authorization code.
@@ -170,6 +205,12 @@ func NewServer(opts *Options) *Server {
 		codes:    make(map[string]*authCode),
 		refresh:  make(map[string]*refreshGrant),
 		revoked:  make(map[string]bool),
+
+		trusted:    make(map[string][]crypto.PublicKey),
+		jagClients: make(map[string]string),
+		usedJTIs:   make(map[string]time.Time),
+		dpopNonce:  randomString(16),
+		needNonce:  o.RequireDPoPNonce,
 	}
 	switch o.Algorithm {
 	case "", "RS256":
@@ -276,10 +317,13 @@ func (s *Server) RegisterClient(c Client) Client {
 	if c.ID == "" {
 		c.ID = "client-" + randomString(8)
 	}
-	if c.AuthMethod != AuthNone && c.Secret == "" {
+	if c.AuthMethod == AuthPrivateKeyJWT && c.PublicKey == nil {
+		panic("authtest: a private_key_jwt client needs a PublicKey")
+	}
+	if c.AuthMethod != AuthNone && c.AuthMethod != AuthPrivateKeyJWT && c.Secret == "" {
 		c.Secret = randomString(24)
 	}
-	if c.AuthMethod == AuthNone {
+	if c.AuthMethod == AuthNone || c.AuthMethod == AuthPrivateKeyJWT {
 		c.Secret = ""
 	}
 	c.RedirectURIs = slices.Clone(c.RedirectURIs)
@@ -336,13 +380,22 @@ func (s *Server) issueLocked(g Grant) (string, error) {
 	if len(g.Scopes) > 0 {
 		claims["scope"] = strings.Join(g.Scopes, " ")
 	}
+	if g.KeyThumbprint != "" {
+		claims["cnf"] = map[string]string{"jkt": g.KeyThumbprint}
+	}
 	for k, v := range g.Claims {
 		claims[k] = v
 	}
+	return s.signLocked("at+jwt", claims)
+}
+
+// signLocked signs claims as a JWT of type typ with the current key; s.mu
+// is held.
+func (s *Server) signLocked(typ string, claims map[string]any) (string, error) {
 	key := s.keys[len(s.keys)-1]
 	signer, err := jose.NewSigner(
 		jose.SigningKey{Algorithm: s.alg, Key: jose.JSONWebKey{Key: key.signer, KeyID: key.kid, Algorithm: string(s.alg)}},
-		(&jose.SignerOptions{}).WithType("at+jwt"))
+		(&jose.SignerOptions{}).WithType(jose.ContentType(typ)))
 	if err != nil {
 		return "", err
 	}
@@ -376,19 +429,21 @@ func (s *Server) verifyLocked(token string) map[string]any {
 
 func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	md := map[string]any{
-		"issuer":                                         s.srv.URL,
-		"authorization_endpoint":                         s.AuthorizationEndpoint(),
-		"token_endpoint":                                 s.TokenEndpoint(),
-		"registration_endpoint":                          s.RegistrationEndpoint(),
-		"introspection_endpoint":                         s.IntrospectionEndpoint(),
-		"jwks_uri":                                       s.JWKSURL(),
-		"response_types_supported":                       []string{"code"},
-		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":               []string{"S256"},
-		"token_endpoint_auth_methods_supported":          []string{AuthSecretBasic, AuthSecretPost, AuthNone},
-		"introspection_endpoint_auth_methods_supported":  []string{AuthSecretBasic, AuthSecretPost},
-		"authorization_response_iss_parameter_supported": true,
+		"issuer":                                           s.srv.URL,
+		"authorization_endpoint":                           s.AuthorizationEndpoint(),
+		"token_endpoint":                                   s.TokenEndpoint(),
+		"registration_endpoint":                            s.RegistrationEndpoint(),
+		"introspection_endpoint":                           s.IntrospectionEndpoint(),
+		"jwks_uri":                                         s.JWKSURL(),
+		"response_types_supported":                         []string{"code"},
+		"response_modes_supported":                         []string{"query"},
+		"grant_types_supported":                            []string{"authorization_code", "refresh_token", grantClientCredentials, grantJWTBearer, grantTokenExchange},
+		"code_challenge_methods_supported":                 []string{"S256"},
+		"token_endpoint_auth_methods_supported":            []string{AuthSecretBasic, AuthSecretPost, AuthPrivateKeyJWT, AuthNone},
+		"token_endpoint_auth_signing_alg_values_supported": algNames(assertionAlgs),
+		"dpop_signing_alg_values_supported":                algNames(assertionAlgs),
+		"introspection_endpoint_auth_methods_supported":    []string{AuthSecretBasic, AuthSecretPost},
+		"authorization_response_iss_parameter_supported":   true,
 	}
 	if len(s.supports) > 0 {
 		md["scopes_supported"] = s.supports
@@ -540,9 +595,22 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 
 // authenticateClient finds the client of a token or introspection request
 // and checks its credentials, by the one method it used, against the
-// method it registered. It writes the error response itself.
-func (s *Server) authenticateClient(w http.ResponseWriter, r *http.Request) (*Client, bool) {
+// method it registered. It writes the error response itself. With
+// anonymous, a request that names no client and presents no credentials
+// is let through with a nil client (the JWT bearer grant needs none).
+func (s *Server) authenticateClient(w http.ResponseWriter, r *http.Request, anonymous bool) (*Client, bool) {
 	id, secret, basic := r.BasicAuth()
+	f := r.PostForm
+	if f.Has("client_assertion") || f.Has("client_assertion_type") {
+		if basic || f.Has("client_secret") {
+			oauthError(w, http.StatusBadRequest, "invalid_request", "more than one client authentication method")
+			return nil, false
+		}
+		return s.authenticateAssertion(w, r)
+	}
+	if anonymous && !basic && !f.Has("client_id") && !f.Has("client_secret") {
+		return nil, true
+	}
 	if basic {
 		var err1, err2 error
 		id, err1 = url.QueryUnescape(id)
@@ -551,22 +619,22 @@ func (s *Server) authenticateClient(w http.ResponseWriter, r *http.Request) (*Cl
 			oauthError(w, http.StatusUnauthorized, "invalid_client", "malformed Basic credentials")
 			return nil, false
 		}
-		if r.PostForm.Has("client_secret") {
+		if f.Has("client_secret") {
 			oauthError(w, http.StatusBadRequest, "invalid_request", "more than one client authentication method")
 			return nil, false
 		}
-		if fid := r.PostForm.Get("client_id"); fid != "" && fid != id {
+		if fid := f.Get("client_id"); fid != "" && fid != id {
 			oauthError(w, http.StatusBadRequest, "invalid_request", "client_id differs from the authenticated client")
 			return nil, false
 		}
 	} else {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		id, secret = f.Get("client_id"), f.Get("client_secret")
 	}
 	method := AuthNone
 	switch {
 	case basic:
 		method = AuthSecretBasic
-	case r.PostForm.Has("client_secret"):
+	case f.Has("client_secret"):
 		method = AuthSecretPost
 	}
 	c, ok := s.clients[id]
@@ -585,11 +653,16 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.authenticateClient(w, r)
+	f := r.PostForm
+	grantType := f.Get("grant_type")
+	c, ok := s.authenticateClient(w, r, grantType == grantJWTBearer || grantType == grantTokenExchange)
 	if !ok {
 		return
 	}
-	f := r.PostForm
+	jkt, ok := s.checkDPoPLocked(w, r)
+	if !ok {
+		return
+	}
 	resource, ok := oneResource(f["resource"])
 	if !ok {
 		oauthError(w, http.StatusBadRequest, "invalid_target", "resource must be one absolute URI without a fragment")
@@ -597,12 +670,14 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	var subject string
 	var scopes []string
-	switch f.Get("grant_type") {
+	var bindRefresh string // the key a public client's refresh token is bound to
+	issueRefresh := true
+	switch grantType {
 	case "authorization_code":
 		code, ok := s.codes[f.Get("code")]
 		delete(s.codes, f.Get("code")) // single use, whatever happens next
 		switch {
-		case !ok || code.clientID != c.ID || !s.now().Before(code.expires):
+		case c == nil || !ok || code.clientID != c.ID || !s.now().Before(code.expires):
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown, used or expired code, or another client's")
 			return
 		case code.redirectURI != f.Get("redirect_uri"):
@@ -619,10 +694,19 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 			resource = code.resource
 		}
 		subject, scopes = code.subject, code.scopes
+		if c.AuthMethod == AuthNone {
+			bindRefresh = jkt
+		}
 	case "refresh_token":
 		g, ok := s.refresh[f.Get("refresh_token")]
-		if !ok || g.clientID != c.ID {
+		if c == nil || !ok || g.clientID != c.ID {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown refresh token, or another client's")
+			return
+		}
+		if g.jkt != "" && g.jkt != jkt {
+			// RFC 9449 section 5: a public client's refresh token is
+			// bound to the key it was issued with.
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is bound to another DPoP key")
 			return
 		}
 		if resource != "" && g.resource != "" && resource != g.resource {
@@ -640,28 +724,65 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		delete(s.refresh, f.Get("refresh_token")) // rotated
-		resource, subject = g.resource, g.subject
+		resource, subject, bindRefresh = g.resource, g.subject, g.jkt
+	case grantClientCredentials:
+		if c == nil || c.AuthMethod == AuthNone {
+			oauthError(w, http.StatusUnauthorized, "invalid_client", "the client credentials grant is for confidential clients")
+			return
+		}
+		if scopes, ok = s.requestedScopes(w, f); !ok {
+			return
+		}
+		subject, issueRefresh = c.ID, false // RFC 6749 section 4.4.3
+	case grantJWTBearer:
+		if subject, scopes, resource, ok = s.jwtBearerLocked(w, f, c, resource); !ok {
+			return
+		}
+		issueRefresh = false
+	case grantTokenExchange:
+		s.tokenExchangeLocked(w, f, c, resource)
+		return
 	default:
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code, refresh_token, client_credentials, "+grantJWTBearer+" or "+grantTokenExchange)
 		return
 	}
-	access, err := s.issueLocked(Grant{Subject: subject, ClientID: c.ID, Resource: resource, Scopes: scopes})
+	clientID := ""
+	if c != nil {
+		clientID = c.ID
+	}
+	access, err := s.issueLocked(Grant{Subject: subject, ClientID: clientID, Resource: resource, Scopes: scopes, KeyThumbprint: jkt})
 	if err != nil {
 		oauthError(w, http.StatusInternalServerError, "server_error", err.Error())
 		return
 	}
-	refresh := randomString(32)
-	s.refresh[refresh] = &refreshGrant{clientID: c.ID, resource: resource, subject: subject, scopes: scopes}
 	resp := map[string]any{
-		"access_token":  access,
-		"token_type":    "Bearer",
-		"expires_in":    int64(s.ttl / time.Second),
-		"refresh_token": refresh,
+		"access_token": access,
+		"token_type":   "Bearer",
+		"expires_in":   int64(s.ttl / time.Second),
+	}
+	if jkt != "" {
+		resp["token_type"] = "DPoP"
+	}
+	if issueRefresh && c != nil {
+		refresh := randomString(32)
+		s.refresh[refresh] = &refreshGrant{clientID: c.ID, resource: resource, subject: subject, scopes: scopes, jkt: bindRefresh}
+		resp["refresh_token"] = refresh
 	}
 	if len(scopes) > 0 {
 		resp["scope"] = strings.Join(scopes, " ")
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// requestedScopes reads the scope parameter of a grant without a prior
+// authorization, refusing scopes the server does not support.
+func (s *Server) requestedScopes(w http.ResponseWriter, f url.Values) ([]string, bool) {
+	scopes := strings.Fields(f.Get("scope"))
+	if !s.scopesSupported(scopes) {
+		oauthError(w, http.StatusBadRequest, "invalid_scope", "a requested scope is not supported")
+		return nil, false
+	}
+	return scopes, true
 }
 
 // pkceMatches checks a code_verifier (RFC 7636 §4.1: 43 to 128 unreserved
@@ -760,7 +881,7 @@ func (s *Server) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.authenticateClient(w, r)
+	c, ok := s.authenticateClient(w, r, false)
 	if !ok {
 		return
 	}
@@ -774,7 +895,10 @@ func (s *Server) serveIntrospect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := map[string]any{"active": true, "token_type": "Bearer"}
-	for _, k := range []string{"iss", "sub", "aud", "client_id", "scope", "exp", "iat", "nbf", "jti"} {
+	if _, bound := claims["cnf"]; bound {
+		resp["token_type"] = "DPoP" // RFC 9449 section 6.2
+	}
+	for _, k := range []string{"iss", "sub", "aud", "client_id", "scope", "exp", "iat", "nbf", "jti", "cnf"} {
 		if v, ok := claims[k]; ok {
 			resp[k] = v
 		}

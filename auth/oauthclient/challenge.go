@@ -3,6 +3,8 @@ package oauthclient
 import (
 	"net/http"
 	"strings"
+
+	"golang.org/x/oauth2"
 )
 
 // challenge is one authentication challenge of a WWW-Authenticate header
@@ -14,15 +16,35 @@ type challenge struct {
 
 // bearerChallenge returns the params of the first Bearer challenge in h's
 // WWW-Authenticate fields, or nil when there is none.
-func bearerChallenge(h http.Header) map[string]string {
+func bearerChallenge(h http.Header) map[string]string { return challengeParams(h, "Bearer") }
+
+// challengeParams returns the params of the first challenge of scheme in
+// h's WWW-Authenticate fields, or nil when there is none.
+func challengeParams(h http.Header, scheme string) map[string]string {
 	for _, v := range h.Values("WWW-Authenticate") {
 		for _, c := range parseChallenges(v) {
-			if strings.EqualFold(c.scheme, "Bearer") {
+			if strings.EqualFold(c.scheme, scheme) {
 				return c.params
 			}
 		}
 	}
 	return nil
+}
+
+// authChallenge returns the params of the challenge that speaks to the
+// request that was refused: the DPoP challenge for a request that sent a
+// DPoP-bound token, the Bearer challenge otherwise, and the other when
+// that one is missing (a server that takes only DPoP challenges with DPoP
+// alone; its resource_metadata is wanted all the same).
+func authChallenge(h http.Header, sent *oauth2.Token) map[string]string {
+	first, second := "Bearer", "DPoP"
+	if sent != nil && isDPoPToken(sent) {
+		first, second = second, first
+	}
+	if p := challengeParams(h, first); p != nil {
+		return p
+	}
+	return challengeParams(h, second)
 }
 
 // parseChallenges parses a WWW-Authenticate field value. It is lenient: a

@@ -38,6 +38,13 @@ type ServerMetadata struct {
 	// ClientIDMetadataDocumentSupported: the server accepts an https URL
 	// of a client metadata document as client_id.
 	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported,omitempty"`
+	// TokenEndpointAuthSigningAlgValuesSupported are the algorithms the
+	// server takes client assertions (private_key_jwt) signed with.
+	TokenEndpointAuthSigningAlgValuesSupported []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
+	// DPoPSigningAlgValuesSupported are the algorithms the server takes
+	// DPoP proofs signed with (RFC 9449 section 5.1); a server that lists
+	// some supports DPoP.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // maxMetadataSize bounds a metadata, registration or token response body: a
@@ -219,7 +226,11 @@ func serverMetadataURLs(issuer string) ([]string, error) {
 // client sends the user or a code there. The registration endpoint is
 // checked when it is used (register), since a client registered otherwise
 // never goes there.
-func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*ServerMetadata, error) {
+//
+// codeFlow: the client will run the authorization code flow, so the
+// server must have an authorization endpoint and offer PKCE with S256.
+// A client with a Grant goes to the token endpoint only.
+func discoverServer(ctx context.Context, hc *http.Client, issuer string, codeFlow bool) (*ServerMetadata, error) {
 	urls, err := serverMetadataURLs(issuer)
 	if err != nil {
 		return nil, err
@@ -245,16 +256,18 @@ func discoverServer(ctx context.Context, hc *http.Client, issuer string) (*Serve
 		if md.Issuer != issuer {
 			return nil, &IssuerMismatchError{Where: "metadata at " + u, Expected: issuer, Got: md.Issuer}
 		}
-		if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
+		if md.TokenEndpoint == "" || codeFlow && md.AuthorizationEndpoint == "" {
 			return nil, fmt.Errorf("%w: %s lacks authorization_endpoint or token_endpoint", ErrDiscovery, u)
 		}
-		if err := requireSecure(md.AuthorizationEndpoint, "authorization_endpoint"); err != nil {
-			return nil, err
+		if md.AuthorizationEndpoint != "" {
+			if err := requireSecure(md.AuthorizationEndpoint, "authorization_endpoint"); err != nil {
+				return nil, err
+			}
 		}
 		if err := requireSecure(md.TokenEndpoint, "token_endpoint"); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
+		if codeFlow && !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
 			return nil, fmt.Errorf("%w (%s lists code_challenge_methods_supported %q)", ErrPKCEUnsupported, u, md.CodeChallengeMethodsSupported)
 		}
 		return &md, nil

@@ -130,7 +130,7 @@ func TestDiscoveryOrder(t *testing.T) {
 	if !errors.Is(err, ErrDiscovery) {
 		t.Fatalf("err = %v, want ErrDiscovery", err)
 	}
-	_, err = discoverServer(context.Background(), hc, "https://as.example/t")
+	_, err = discoverServer(context.Background(), hc, "https://as.example/t", true)
 	if !errors.Is(err, ErrDiscovery) {
 		t.Fatalf("err = %v, want ErrDiscovery", err)
 	}
@@ -169,16 +169,16 @@ func TestDiscoveryRefusesBadDocuments(t *testing.T) {
 		t.Errorf("oversized PRM: no error")
 	}
 	md := `{"issuer":"https://as.example","authorization_endpoint":"https://as.example/a","token_endpoint":"https://as.example/t"%s}`
-	if _, err := discoverServer(ctx, serve(fmt.Sprintf(md, ""), 200), "https://as.example"); !errors.Is(err, ErrPKCEUnsupported) {
+	if _, err := discoverServer(ctx, serve(fmt.Sprintf(md, ""), 200), "https://as.example", true); !errors.Is(err, ErrPKCEUnsupported) {
 		t.Errorf("metadata without code_challenge_methods_supported: err = %v, want ErrPKCEUnsupported", err)
 	}
-	if _, err := discoverServer(ctx, serve(fmt.Sprintf(md, `,"code_challenge_methods_supported":["plain"]`), 200), "https://as.example"); !errors.Is(err, ErrPKCEUnsupported) {
+	if _, err := discoverServer(ctx, serve(fmt.Sprintf(md, `,"code_challenge_methods_supported":["plain"]`), 200), "https://as.example", true); !errors.Is(err, ErrPKCEUnsupported) {
 		t.Errorf("plain only: err = %v, want ErrPKCEUnsupported", err)
 	}
-	if _, err := discoverServer(ctx, serve(fmt.Sprintf(md, `,"code_challenge_methods_supported":["S256"]`), 200), "https://as.example/"); !errors.Is(err, ErrIssuerMismatch) {
+	if _, err := discoverServer(ctx, serve(fmt.Sprintf(md, `,"code_challenge_methods_supported":["S256"]`), 200), "https://as.example/", true); !errors.Is(err, ErrIssuerMismatch) {
 		t.Errorf("issuer differing by a trailing slash: err = %v, want ErrIssuerMismatch", err)
 	}
-	if _, err := discoverServer(ctx, serve(`{}`, 500), "https://as.example"); err == nil || errors.Is(err, ErrIssuerMismatch) {
+	if _, err := discoverServer(ctx, serve(`{}`, 500), "https://as.example", true); err == nil || errors.Is(err, ErrIssuerMismatch) {
 		t.Errorf("500: err = %v", err)
 	}
 }

@@ -84,6 +84,47 @@
 // [*StepUpLimitError], so a server that can never be satisfied does not
 // keep the user in a loop of consent screens.
 //
+// # With no person present
+//
+// An agent that runs on its own, a workload, or a client whose company's
+// identity provider decides for it, sets [Config.Grant] instead of an
+// Authorizer. Discovery is the same (401, protected resource metadata,
+// authorization server metadata; no authorization endpoint or PKCE is
+// needed); then the grant's token request is sent, with the resource
+// parameter, and its token used as any other:
+//
+//   - [ClientCredentials]: the client authenticates as itself, with a
+//     secret or, as the MCP extension recommends, a private key
+//     (private_key_jwt, RFC 7523 section 2.2: [ClientInfo.Key], any
+//     crypto.Signer). The client is registered out of band and given by
+//     Config.PreRegistered.
+//   - [WorkloadIdentity]: the platform's token (a Kubernetes service
+//     account token, a SPIFFE JWT-SVID) in the JWT bearer grant, read from
+//     its file or a function at every token request, so that rotation is
+//     followed.
+//   - [EnterpriseManaged]: token exchange at the enterprise identity
+//     provider (the user's ID token for an ID-JAG), then the JWT bearer
+//     grant with the ID-JAG; either step can be the host's own.
+//   - [JWTBearer]: any other assertion.
+//
+// An expired token is replaced by presenting the grant again before the
+// request is sent. A grant the server refuses fails the request with its
+// error (an [*oauth2.RetrieveError]); it is not retried, and no other flow
+// is tried.
+//
+// # DPoP
+//
+// With [Config.DPoP] every token request carries a DPoP proof (RFC 9449)
+// and the token comes back bound to the client's key (token_type DPoP).
+// Each request to the MCP server then carries the token with the DPoP
+// scheme and a proof of its own, for its method and URL and the token's
+// hash, with a fresh jti: a token that leaks is useless without the key.
+// A bound token is never sent as a bearer token. When the authorization
+// server (400) or the MCP server (401) answers use_dpop_nonce, the nonce it
+// gives goes into a new proof and the request is sent again, once; later
+// proofs carry the nonce from the start. The key is the caller's
+// ([DPoP.Key], any crypto.Signer) or one generated for the Transport.
+//
 // # The interactive step
 //
 // An [Authorizer] is given the authorization URL and returns the query of
@@ -100,7 +141,9 @@
 // Every refusal is typed and matches a sentinel with [errors.Is]:
 // [ErrNoAuthorizer], [ErrIssuerMismatch], [ErrResourceMismatch],
 // [ErrStepUpLimit], [ErrRegistrationFailed], [ErrStateMismatch],
-// [ErrPKCEUnsupported], [ErrDiscovery], [ErrInsecureURL]. Errors of the token endpoint are
+// [ErrPKCEUnsupported], [ErrDiscovery], [ErrInsecureURL],
+// [ErrDPoPUnsupported]. Errors of the token endpoint (and of an identity
+// provider's token exchange) are
 // x/oauth2's [*oauth2.RetrieveError]. A request that fails this way returns
 // the error from RoundTrip, so an [http.Client] reports it wrapped in a
 // [*url.Error].

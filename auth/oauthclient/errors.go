@@ -43,6 +43,10 @@ var (
 	// verifier would cross the network in the clear. See
 	// [InsecureURLError].
 	ErrInsecureURL = errors.New("oauthclient: authorization server URL is not https")
+	// ErrDPoPUnsupported: [DPoP.Required] is set, and the authorization
+	// server did not bind the token to the client's key (it answered with
+	// token_type Bearer), or takes no proof the key can make.
+	ErrDPoPUnsupported = errors.New("oauthclient: the authorization server does not bind tokens to the DPoP key")
 )
 
 // IssuerMismatchError says which issuer was expected and which one came.

@@ -32,6 +32,7 @@ type fakeAS struct {
 	cimd            bool
 	noRegistration  bool
 	noPKCE          bool
+	noAuthEndpoint  bool     // no authorization_endpoint in the metadata
 	authMethods     []string // token_endpoint_auth_methods_supported
 	regAuthMethod   string   // what registration answers with
 	regSecret       string
@@ -168,6 +169,9 @@ func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		if !as.noPKCE {
 			md["code_challenge_methods_supported"] = []string{"S256"}
 		}
+		if as.noAuthEndpoint {
+			delete(md, "authorization_endpoint")
+		}
 		if !as.noRegistration {
 			md["registration_endpoint"] = cmp.Or(as.regEndpoint, as.issuer()+"/register")
 		}
@@ -232,6 +236,8 @@ func (as *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			scopes = s
+		case GrantClientCredentials, GrantJWTBearer:
+			scopes = strings.Fields(f.Get("scope"))
 		default:
 			writeJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
 			return

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"golang.org/x/oauth2"
 )
 
@@ -23,6 +24,9 @@ const (
 	AuthMethodBasic = "client_secret_basic"
 	AuthMethodPost  = "client_secret_post"
 	AuthMethodNone  = "none"
+	// AuthMethodPrivateKeyJWT: a client assertion signed with the
+	// client's private key (RFC 7523 section 2.2), ClientInfo.Key.
+	AuthMethodPrivateKeyJWT = "private_key_jwt"
 )
 
 // offlineAccess is the scope that asks for a refresh token (OpenID Connect
@@ -73,16 +77,26 @@ func registrationAuthMethod(asm *ServerMetadata) string {
 }
 
 // tokenAuthMethod is how client authenticates at asm's token endpoint:
-// what its registration says, else "none" for a client without a secret,
+// what its registration says, else private_key_jwt for a client with a
+// key, else "none" for a client without a secret,
 // else client_secret_basic or client_secret_post, whichever the server
 // supports (basic first, as RFC 6749 section 2.3.1 requires servers to
 // support it).
 func tokenAuthMethod(c *ClientInfo, asm *ServerMetadata) string {
+	if c == nil {
+		return "" // no client: no client authentication, no client_id
+	}
 	if c.TokenEndpointAuthMethod != "" {
 		return c.TokenEndpointAuthMethod
 	}
+	if c.Key != nil {
+		return AuthMethodPrivateKeyJWT
+	}
 	if c.ClientSecret == "" {
 		return AuthMethodNone
+	}
+	if asm == nil {
+		return AuthMethodBasic
 	}
 	supported := asm.TokenEndpointAuthMethodsSupported
 	if len(supported) == 0 || slices.Contains(supported, AuthMethodBasic) {
@@ -253,21 +267,102 @@ type tokenResponse struct {
 	Scope        string          `json:"scope"`
 }
 
-// tokenRequest posts form to asm's token endpoint, authenticated as client.
-// A refresh that returns no new refresh token keeps old's.
+// tokenRequest posts form to asm's token endpoint, authenticated as client
+// (nil: no client authentication), with a DPoP proof when the transport
+// has a key the server takes. A refresh that returns no new refresh token
+// keeps old's.
 func (t *Transport) tokenRequest(ctx context.Context, asm *ServerMetadata, client *ClientInfo, form url.Values, old *oauth2.Token) (*oauth2.Token, error) {
+	var alg jose.SignatureAlgorithm
+	if p := t.dpop; p != nil {
+		var ok bool
+		if alg, ok = p.algorithmFor(asm); !ok && p.required {
+			return nil, fmt.Errorf("%w: %s takes DPoP proofs signed with %q, which the key cannot make", ErrDPoPUnsupported, asm.Issuer, asm.DPoPSigningAlgValuesSupported)
+		}
+	}
+	endpoint, _ := url.Parse(asm.TokenEndpoint) // checked by discoverServer
+	target := htu(endpoint)
+	// Tried twice at most: once more when the server asks for a DPoP
+	// nonce (RFC 9449 section 8). Each attempt is authenticated and
+	// proven anew: a client assertion or proof is for one request.
+	for attempt := 0; ; attempt++ {
+		req, err := t.newTokenRequest(ctx, asm, client, form)
+		if err != nil {
+			return nil, err
+		}
+		proven := false
+		if alg != "" {
+			proof, err := t.dpop.proof(alg, http.MethodPost, target, "")
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("DPoP", proof)
+			proven = true
+		}
+		resp, err := guardRedirects(t.cfg.HTTPClient, "token_endpoint", secureURL).Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("oauthclient: token request: %w", err)
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataSize))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("oauthclient: token response: %w", err)
+		}
+		nonce := proven && t.dpop.remember(target, resp.Header)
+		if resp.StatusCode != http.StatusOK {
+			re := retrieveError(resp, body)
+			if re.ErrorCode == "use_dpop_nonce" && nonce && attempt == 0 {
+				continue
+			}
+			return nil, re
+		}
+		return t.readToken(resp, body, proven, old)
+	}
+}
+
+// newTokenRequest builds a token request of form to asm, authenticated as
+// client.
+func (t *Transport) newTokenRequest(ctx context.Context, asm *ServerMetadata, client *ClientInfo, form url.Values) (*http.Request, error) {
+	return clientRequest(ctx, asm.TokenEndpoint, form, client, asm.Issuer, t.cfg.Now(), asm)
+}
+
+// clientRequest builds a POST of form to a token endpoint, authenticated as
+// client (nil: not at all) by the method tokenAuthMethod picks; audience is
+// the server's identifier, for a client assertion. asm, the server's
+// metadata, may be nil when it is not known.
+func clientRequest(ctx context.Context, endpoint string, form url.Values, client *ClientInfo, audience string, now time.Time, asm *ServerMetadata) (*http.Request, error) {
+	f := url.Values{}
+	for k, v := range form {
+		f[k] = v
+	}
 	method := tokenAuthMethod(client, asm)
 	switch method {
+	case "":
 	case AuthMethodPost:
-		form.Set("client_id", client.ClientID)
-		form.Set("client_secret", client.ClientSecret)
+		f.Set("client_id", client.ClientID)
+		f.Set("client_secret", client.ClientSecret)
 	case AuthMethodNone:
-		form.Set("client_id", client.ClientID)
+		f.Set("client_id", client.ClientID)
 	case AuthMethodBasic:
+	case AuthMethodPrivateKeyJWT:
+		if client.Key == nil {
+			return nil, fmt.Errorf("oauthclient: client %s authenticates with private_key_jwt but has no ClientInfo.Key", client.ClientID)
+		}
+		var algs []string
+		if asm != nil {
+			algs = asm.TokenEndpointAuthSigningAlgValuesSupported
+		}
+		a, err := clientAssertion(client, audience, now, algs)
+		if err != nil {
+			return nil, err
+		}
+		// RFC 7523 section 3: the client is the assertion's subject; no
+		// client_id is needed, and none is sent.
+		f.Set("client_assertion_type", ClientAssertionType)
+		f.Set("client_assertion", a)
 	default:
 		return nil, fmt.Errorf("oauthclient: token endpoint auth method %q is not supported", method)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, asm.TokenEndpoint, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(f.Encode()))
 	if err != nil {
 		return nil, err
 	}
@@ -277,27 +372,28 @@ func (t *Transport) tokenRequest(ctx context.Context, asm *ServerMetadata, clien
 		// RFC 6749 section 2.3.1: both are form-encoded before Basic.
 		req.SetBasicAuth(url.QueryEscape(client.ClientID), url.QueryEscape(client.ClientSecret))
 	}
-	resp, err := guardRedirects(t.cfg.HTTPClient, "token_endpoint", secureURL).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("oauthclient: token request: %w", err)
+	return req, nil
+}
+
+// retrieveError is the *oauth2.RetrieveError of an error response (RFC 6749
+// section 5.2).
+func retrieveError(resp *http.Response, body []byte) *oauth2.RetrieveError {
+	re := &oauth2.RetrieveError{Response: resp, Body: body}
+	var e struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+		URI         string `json:"error_uri"`
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataSize))
-	if err != nil {
-		return nil, fmt.Errorf("oauthclient: token response: %w", err)
+	if json.Unmarshal(body, &e) == nil {
+		re.ErrorCode, re.ErrorDescription, re.ErrorURI = e.Error, e.Description, e.URI
 	}
-	if resp.StatusCode != http.StatusOK {
-		re := &oauth2.RetrieveError{Response: resp, Body: body}
-		var e struct {
-			Error       string `json:"error"`
-			Description string `json:"error_description"`
-			URI         string `json:"error_uri"`
-		}
-		if json.Unmarshal(body, &e) == nil {
-			re.ErrorCode, re.ErrorDescription, re.ErrorURI = e.Error, e.Description, e.URI
-		}
-		return nil, re
-	}
+	return re
+}
+
+// readToken reads a successful token response. proven: the request
+// carried a DPoP proof, so a DPoP-bound token may come back (and, with
+// DPoP.Required, must).
+func (t *Transport) readToken(resp *http.Response, body []byte, proven bool, old *oauth2.Token) (*oauth2.Token, error) {
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "" && ct != "application/json" {
 		return nil, fmt.Errorf("oauthclient: token response is %s, not JSON", ct)
 	}
@@ -308,10 +404,20 @@ func (t *Transport) tokenRequest(ctx context.Context, asm *ServerMetadata, clien
 	if tr.AccessToken == "" {
 		return nil, fmt.Errorf("oauthclient: token response has no access_token")
 	}
-	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "Bearer") {
-		return nil, fmt.Errorf("oauthclient: token type %q is not supported (only Bearer)", tr.TokenType)
+	tokenType := "Bearer"
+	switch {
+	case tr.TokenType == "" || strings.EqualFold(tr.TokenType, "Bearer"):
+		if proven && t.dpop.required {
+			return nil, fmt.Errorf("%w: the authorization server answered a token request with a DPoP proof with a bearer token", ErrDPoPUnsupported)
+		}
+	case strings.EqualFold(tr.TokenType, "DPoP") && proven:
+		tokenType = "DPoP"
+	case strings.EqualFold(tr.TokenType, "DPoP"):
+		return nil, fmt.Errorf("oauthclient: token type DPoP for a request that carried no DPoP proof (set Config.DPoP)")
+	default:
+		return nil, fmt.Errorf("oauthclient: token type %q is not supported (only Bearer and DPoP)", tr.TokenType)
 	}
-	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: "Bearer", RefreshToken: tr.RefreshToken}
+	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tokenType, RefreshToken: tr.RefreshToken}
 	// A lifetime beyond maxLifetime is taken as maxLifetime: the
 	// Duration arithmetic must not overflow into the past.
 	if secs, ok := expiresIn(tr.ExpiresIn); ok && secs > 0 {

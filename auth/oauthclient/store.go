@@ -2,6 +2,7 @@ package oauthclient
 
 import (
 	"context"
+	"crypto"
 	"maps"
 	"slices"
 	"sync"
@@ -17,12 +18,26 @@ type ClientInfo struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret,omitempty"`
 	// TokenEndpointAuthMethod is how the client authenticates at the
-	// token endpoint: "client_secret_basic", "client_secret_post" or
-	// "none". Empty: chosen from what the server supports.
+	// token endpoint: "client_secret_basic", "client_secret_post",
+	// "private_key_jwt" or "none". Empty: private_key_jwt when Key is set,
+	// none without a secret, else chosen from what the server supports.
 	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
 	// RedirectURI is the redirect URI registered with the client, when the
 	// registration fixed one.
 	RedirectURI string `json:"redirect_uri,omitempty"`
+
+	// Key, for private_key_jwt (RFC 7523 section 2.2), signs the client's
+	// assertions: an ECDSA, Ed25519 or RSA private key whose public key the
+	// authorization server has, or any crypto.Signer over one (a key in a
+	// hardware module or a cloud KMS). It is never stored: a client with a
+	// key is given by Config.PreRegistered on every use.
+	Key crypto.Signer `json:"-"`
+	// KeyID is Key's kid at the authorization server, when it has one.
+	KeyID string `json:"-"`
+	// SigningAlgorithm is the JWS algorithm to sign with Key; empty: the
+	// one Key's type implies (ES256 for P-256, EdDSA, RS256 for RSA unless
+	// the server lists another it takes).
+	SigningAlgorithm string `json:"-"`
 }
 
 // Credentials are what the client holds for one authorization server: its

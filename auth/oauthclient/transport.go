@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,12 +17,23 @@ import (
 )
 
 // Config configures a [Transport]. The zero value works for a server that
-// needs no authorization; anything else needs an Authorizer.
+// needs no authorization; anything else needs an Authorizer (a person
+// consents in a browser) or a Grant (no person: client credentials,
+// workload identity, enterprise-managed authorization).
 type Config struct {
 	// Authorizer runs the interactive step (the user's consent in a
-	// browser). Without one, a request the server refuses with 401 fails
-	// with ErrNoAuthorizer once discovery is done.
+	// browser). Without one (and without a Grant), a request the server
+	// refuses with 401 fails with ErrNoAuthorizer once discovery is done.
 	Authorizer Authorizer
+	// Grant obtains tokens with no person present, in place of the
+	// authorization code flow: [ClientCredentials], [WorkloadIdentity],
+	// [EnterpriseManaged], or a [JWTBearer] of your own. Set either Grant
+	// or Authorizer, not both: a grant that fails is not followed by a
+	// consent screen.
+	Grant Grant
+	// DPoP, when set, binds tokens to a key the client holds (RFC 9449):
+	// see [DPoP]. Nil: bearer tokens.
+	DPoP *DPoP
 	// Store keeps client registrations and tokens per authorization
 	// server. Default: a new MemoryStore.
 	Store Store
@@ -67,7 +79,8 @@ const expirySkew = 10 * time.Second
 // A Transport may serve several MCP servers; it is safe for concurrent use.
 // It runs one authorization at a time.
 type Transport struct {
-	cfg Config
+	cfg  Config
+	dpop *dpopProver // nil without Config.DPoP
 
 	mu  sync.Mutex
 	res map[string]*resourceState // by resourceKey
@@ -117,7 +130,18 @@ func New(cfg *Config) (*Transport, error) {
 			return nil, fmt.Errorf("oauthclient: Config.ClientIDMetadataURL %q must be an https URL with a path", c.ClientIDMetadataURL)
 		}
 	}
-	return &Transport{cfg: c, res: map[string]*resourceState{}}, nil
+	if c.Grant != nil && c.Authorizer != nil {
+		return nil, errors.New("oauthclient: set Config.Grant or Config.Authorizer, not both")
+	}
+	t := &Transport{cfg: c, res: map[string]*resourceState{}}
+	if c.DPoP != nil {
+		p, err := newProver(c.DPoP, c.Now)
+		if err != nil {
+			return nil, err
+		}
+		t.dpop = p
+	}
+	return t, nil
 }
 
 // Client returns an *http.Client that sends through t: the value for
@@ -179,12 +203,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var ch map[string]string
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
-			if reauthorized {
-				return resp, nil // a fresh token refused too: not ours to fix
+			ch = authChallenge(resp.Header, tok)
+			if reauthorized || ch["error"] == "use_dpop_nonce" {
+				// A fresh token refused too, or a nonce refused again
+				// after send's retry with it: not ours to fix.
+				return resp, nil
 			}
-			ch = bearerChallenge(resp.Header)
 		case http.StatusForbidden:
-			ch = bearerChallenge(resp.Header)
+			ch = authChallenge(resp.Header, tok)
 			if ch["error"] != "insufficient_scope" || t.cfg.MaxStepUps < 0 {
 				return resp, nil
 			}
@@ -240,19 +266,50 @@ func replayable(req *http.Request) (func() (io.ReadCloser, error), error) {
 // send sends a copy of req with tok (if any). The first send of a request
 // with its own GetBody-less body must use the (already consumed and
 // buffered) replay, hence fresh.
+//
+// A DPoP-bound token goes with the DPoP scheme and a proof for this
+// request, never as a bearer token; when the server answers that it wants
+// a nonce (401, error="use_dpop_nonce", RFC 9449 section 9), the request is
+// sent once more with it.
 func (t *Transport) send(req *http.Request, getBody func() (io.ReadCloser, error), tok *oauth2.Token, retry bool) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	if retry || req.GetBody == nil {
-		body, err := getBody()
-		if err != nil {
-			return nil, err
+	for attempt := 0; ; attempt++ {
+		r := req.Clone(req.Context())
+		if retry || attempt > 0 || req.GetBody == nil {
+			body, err := getBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = body
 		}
-		r.Body = body
+		target := htu(r.URL)
+		bound := tok != nil && isDPoPToken(tok)
+		switch {
+		case bound:
+			if t.dpop == nil {
+				closeBody(r)
+				return nil, errors.New("oauthclient: the token is bound to a DPoP key and Config.DPoP is not set; it is never sent as a bearer token")
+			}
+			proof, err := t.dpop.proof(t.dpop.alg, r.Method, target, tok.AccessToken)
+			if err != nil {
+				closeBody(r)
+				return nil, err
+			}
+			r.Header.Set("Authorization", "DPoP "+tok.AccessToken)
+			r.Header.Set("DPoP", proof)
+		case tok != nil:
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+		resp, err := t.cfg.Base.RoundTrip(r)
+		if err != nil || !bound {
+			return resp, err
+		}
+		nonce := t.dpop.remember(target, resp.Header)
+		if resp.StatusCode != http.StatusUnauthorized || attempt > 0 || !nonce ||
+			challengeParams(resp.Header, "DPoP")["error"] != "use_dpop_nonce" {
+			return resp, nil
+		}
+		drain(resp)
 	}
-	if tok != nil {
-		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	}
-	return t.cfg.Base.RoundTrip(r)
 }
 
 func closeBody(req *http.Request) {
@@ -285,11 +342,12 @@ func (t *Transport) currentToken(ctx context.Context, key string) (*oauth2.Token
 	if err != nil || creds == nil {
 		return nil, err
 	}
-	tok := creds.Tokens[st.resource]
+	tok := t.tokenFor(creds, st.resource)
 	if tok == nil || !t.expired(tok) {
 		return tok, nil
 	}
-	if tok.RefreshToken == "" || creds.Client == nil || st.asm == nil {
+	canRefresh := tok.RefreshToken != "" && creds.Client != nil
+	if !canRefresh && t.cfg.Grant == nil || st.asm == nil {
 		return nil, nil // expired: the server's 401 starts a new authorization
 	}
 	t.authMu.Lock()
@@ -298,14 +356,66 @@ func (t *Transport) currentToken(ctx context.Context, key string) (*oauth2.Token
 	if creds, err = t.cfg.Store.Load(ctx, st.issuer); err != nil || creds == nil {
 		return nil, err
 	}
-	if cur := creds.Tokens[st.resource]; cur != nil && !t.expired(cur) {
+	if cur := t.tokenFor(creds, st.resource); cur != nil && !t.expired(cur) {
 		return cur, nil
 	}
-	nt, err := t.refresh(ctx, st.asm, creds.Client, st.resource, tok)
+	if canRefresh {
+		if nt, err := t.refresh(ctx, st.asm, t.registered(st.asm, creds), st.resource, tok); err == nil {
+			return nt, t.saveToken(ctx, st.issuer, st.resource, creds, nt)
+		}
+		if t.cfg.Grant == nil {
+			return nil, nil // refused: the 401 that follows starts over
+		}
+	}
+	// No person to ask: the grant gets the next token before the server
+	// has to refuse the old one.
+	nt, err := t.grant(ctx, st.asm, t.registered(st.asm, creds), st.resource, st.scopes)
 	if err != nil {
-		return nil, nil // refused: the 401 that follows starts over
+		return nil, err
 	}
 	return nt, t.saveToken(ctx, st.issuer, st.resource, creds, nt)
+}
+
+// tokenFor returns the token creds hold for resource, or nil when there is
+// none this Transport can use: a DPoP-bound token is no use without
+// Config.DPoP (it is never sent as a bearer token).
+func (t *Transport) tokenFor(creds *Credentials, resource string) *oauth2.Token {
+	tok := creds.Tokens[resource]
+	if tok != nil && isDPoPToken(tok) && t.dpop == nil {
+		return nil
+	}
+	return tok
+}
+
+// registered returns the client's registration with asm: the
+// pre-registered one (which carries what a Store does not keep, such as a
+// private key), else the one creds hold.
+func (t *Transport) registered(asm *ServerMetadata, creds *Credentials) *ClientInfo {
+	if t.cfg.PreRegistered != nil {
+		if c := t.cfg.PreRegistered(asm.Issuer); c != nil && c.ClientID != "" {
+			cc := *c
+			return &cc
+		}
+	}
+	return creds.Client
+}
+
+// grant gets a token for resource with Config.Grant.
+func (t *Transport) grant(ctx context.Context, asm *ServerMetadata, client *ClientInfo, resource string, scopes []string) (*oauth2.Token, error) {
+	form, err := t.cfg.Grant.TokenParams(ctx, &GrantRequest{
+		Server: asm, Resource: resource, Scopes: slices.Clone(scopes), Client: client, HTTPClient: t.cfg.HTTPClient,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if form.Get("grant_type") == "" {
+		return nil, fmt.Errorf("oauthclient: the Grant (%T) gave no grant_type", t.cfg.Grant)
+	}
+	form.Set("resource", resource)
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	return t.tokenRequest(ctx, asm, client, form, nil)
 }
 
 func (t *Transport) expired(tok *oauth2.Token) bool {
@@ -349,7 +459,7 @@ func (t *Transport) reauthorize(ctx context.Context, serverURL *url.URL, ch map[
 	prev := t.snapshot(key)
 	asm := prev.asm
 	if prev.issuer != issuer || asm == nil {
-		if asm, err = discoverServer(ctx, t.cfg.HTTPClient, issuer); err != nil {
+		if asm, err = discoverServer(ctx, t.cfg.HTTPClient, issuer, t.cfg.Grant == nil); err != nil {
 			return nil, err
 		}
 	}
@@ -369,7 +479,7 @@ func (t *Transport) reauthorize(ctx context.Context, serverURL *url.URL, ch map[
 		creds = &Credentials{}
 	}
 	if !stepUp && creds.Client != nil {
-		switch old := creds.Tokens[prm.Resource]; {
+		switch old := t.tokenFor(creds, prm.Resource); {
 		case old == nil:
 		case sent == nil && !t.expired(old):
 			// The request went without a token only because this
@@ -378,25 +488,36 @@ func (t *Transport) reauthorize(ctx context.Context, serverURL *url.URL, ch map[
 			// tried before the user is sent to log in again.
 			return old, nil
 		case old.RefreshToken != "":
-			if nt, err := t.refresh(ctx, asm, creds.Client, prm.Resource, old); err == nil {
+			if nt, err := t.refresh(ctx, asm, t.registered(asm, creds), prm.Resource, old); err == nil {
 				return nt, t.saveToken(ctx, issuer, prm.Resource, creds, nt)
 			}
 			// A refused refresh token is dead: authorize anew.
 		}
 	}
 
-	if t.cfg.Authorizer == nil {
-		return nil, ErrNoAuthorizer
+	var scopes []string
+	var client *ClientInfo
+	var tok *oauth2.Token
+	if t.cfg.Grant != nil {
+		// No offline_access: a grant needs no refresh token, it is
+		// presented again (and client credentials get none, RFC 6749
+		// section 4.4.3).
+		scopes = selectScopes(ch["scope"], prm, prev.scopes, nil)
+		client = t.registered(asm, creds)
+		tok, err = t.grant(ctx, asm, client, prm.Resource, scopes)
+	} else {
+		if t.cfg.Authorizer == nil {
+			return nil, ErrNoAuthorizer
+		}
+		scopes = selectScopes(ch["scope"], prm, prev.scopes, asm)
+		if client, err = t.clientFor(ctx, asm, creds); err != nil {
+			return nil, err
+		}
+		tok, err = t.authorizeCode(ctx, asm, client, prm.Resource, scopes)
 	}
-	scopes := selectScopes(ch["scope"], prm, prev.scopes, asm)
-	client, err := t.clientFor(ctx, asm, creds)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := t.authorizeCode(ctx, asm, client, prm.Resource, scopes)
 	if err != nil {
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.ErrorCode == "invalid_client" && creds.Client != nil && creds.Client.ClientID == client.ClientID {
+		if errors.As(err, &re) && re.ErrorCode == "invalid_client" && client != nil && creds.Client != nil && creds.Client.ClientID == client.ClientID {
 			// The server forgot the registration: drop it, so the
 			// next attempt registers anew.
 			creds.Client = nil
@@ -404,7 +525,9 @@ func (t *Transport) reauthorize(ctx context.Context, serverURL *url.URL, ch map[
 		}
 		return nil, err
 	}
-	creds.Client = client
+	if client != nil {
+		creds.Client = client
+	}
 	t.mu.Lock()
 	st.scopes = scopes
 	if stepUp {
@@ -425,7 +548,7 @@ func (t *Transport) currentTokenLocked(ctx context.Context, key string) (*oauth2
 	if err != nil || creds == nil {
 		return nil, err
 	}
-	if tok := creds.Tokens[st.resource]; tok != nil && !t.expired(tok) {
+	if tok := t.tokenFor(creds, st.resource); tok != nil && !t.expired(tok) {
 		return tok, nil
 	}
 	return nil, nil

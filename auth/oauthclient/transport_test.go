@@ -467,7 +467,8 @@ func TestRegistrationRefused(t *testing.T) {
 func TestBadTokenResponses(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"token_type":"Bearer"}`:                  "no access_token",
-		`{"access_token":"a","token_type":"DPoP"}`: "not supported",
+		`{"access_token":"a","token_type":"DPoP"}`: "carried no DPoP proof",
+		`{"access_token":"a","token_type":"MAC"}`:  "not supported",
 		`not json`: "token response",
 		`{"access_token":"a","expires_in":"1e400"}`:        "",
 		`{"access_token":"a","expires_in":99999999999999}`: "",
