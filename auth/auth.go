@@ -24,9 +24,9 @@ import (
 // one) compares ClientID, Issuer and Subject, so a subject present on one
 // request and missing on the next looks like a different caller.
 //
-// Scopes and Expiry describe the token rather than the caller: they change
-// when the client refreshes its token, and nothing that binds data to the
-// caller reads them (see [Info.SameCaller]).
+// Scopes, Expiry and KeyThumbprint describe the token rather than the
+// caller: they change when the client refreshes its token, and nothing that
+// binds data to the caller reads them (see [Info.SameCaller]).
 type Info struct {
 	// ClientID is the OAuth client the token was issued to.
 	ClientID string
@@ -41,6 +41,11 @@ type Info struct {
 	// Expiry is when the token stops being valid; zero when the token does
 	// not say.
 	Expiry time.Time
+	// KeyThumbprint is the JWK SHA-256 thumbprint (RFC 7638, base64url) of
+	// the key the token is bound to, its cnf.jkt (RFC 9449 section 6);
+	// empty for a bearer token. A DPoP-bound token is accepted only with a
+	// proof of possession of that key, never as a bearer token.
+	KeyThumbprint string
 }
 
 // SameCaller reports whether info and other describe the same caller: the

@@ -98,7 +98,8 @@ type Options struct {
 // Verifier is a [resourceserver.Verifier] for JWT access tokens (RFC 9068)
 // signed with a key of the issuer's JSON Web Key Set. It checks the
 // signature, the algorithm, the token's type, iss, aud, exp and nbf, and reads sub,
-// client_id (or azp) and scope (or scp) into an [auth.Info]. Create one
+// client_id (or azp), scope (or scp) and the DPoP key binding (cnf.jkt)
+// into an [auth.Info]. Create one
 // with [New]; it is safe for concurrent use.
 type Verifier struct {
 	issuer, audience string
@@ -220,6 +221,9 @@ type claims struct {
 	AZP       string           `json:"azp"`
 	Scope     string           `json:"scope"`
 	SCP       json.RawMessage  `json:"scp"`
+	// Confirmation is cnf (RFC 7800): the key a DPoP-bound token is
+	// bound to, as jkt (RFC 9449 section 6.1).
+	Confirmation json.RawMessage `json:"cnf"`
 
 	// Claims of other kinds of token, read only to refuse them.
 	Nonce  json.RawMessage `json:"nonce"`
@@ -357,11 +361,15 @@ func (v *Verifier) check(c *claims) (*auth.Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	jkt, err := resourceserver.KeyThumbprintOf(c.Confirmation)
+	if err != nil {
+		return nil, err
+	}
 	clientID := c.ClientID
 	if clientID == "" {
 		clientID = c.AZP
 	}
-	return &auth.Info{ClientID: clientID, Issuer: c.Issuer, Subject: c.Subject, Scopes: scopes, Expiry: c.Expiry.Time()}, nil
+	return &auth.Info{ClientID: clientID, Issuer: c.Issuer, Subject: c.Subject, Scopes: scopes, Expiry: c.Expiry.Time(), KeyThumbprint: jkt}, nil
 }
 
 // scopesOf reads scope (RFC 9068: a space-separated string) or, failing

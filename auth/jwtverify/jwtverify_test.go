@@ -685,3 +685,30 @@ func TestVerifyType(t *testing.T) {
 		})
 	}
 }
+
+// A DPoP-bound token (RFC 9449 section 6.1) says which key: cnf.jkt goes
+// into Info.KeyThumbprint; a cnf that cannot be read refuses the token
+// rather than let it pass as a bearer token.
+func TestVerifyKeyBinding(t *testing.T) {
+	clk := newClock()
+	as := newAS(t, clk)
+	v := newVerifier(t, as, clk, nil)
+	jkt := base64.RawURLEncoding.EncodeToString(make([]byte, 32))
+	info, err := v.Verify(context.Background(), as.Issue(grant(func(g *authtest.Grant) { g.KeyThumbprint = jkt })))
+	if err != nil || info.KeyThumbprint != jkt {
+		t.Fatalf("a bound token: %+v, %v", info, err)
+	}
+	if info, err := v.Verify(context.Background(), as.Issue(grant(nil))); err != nil || info.KeyThumbprint != "" {
+		t.Fatalf("a bearer token: %+v, %v", info, err)
+	}
+	for name, cnf := range map[string]any{
+		"cnf a string":     "x",
+		"jkt a number":     map[string]any{"jkt": 7},
+		"jkt not 32 bytes": map[string]any{"jkt": "abc"},
+	} {
+		_, err := v.Verify(context.Background(), as.Issue(grant(func(g *authtest.Grant) { g.Claims = map[string]any{"cnf": cnf} })))
+		if !errors.Is(err, resourceserver.ErrInvalidToken) || !strings.Contains(err.Error(), "cnf") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -71,6 +71,31 @@
 // the errors of this package: [ErrInvalidToken], [ErrInsufficientScope]
 // (or an [*InsufficientScopeError] naming the scopes), [ErrUnavailable].
 //
+// # DPoP
+//
+// A token that leaks can be used by whoever has it, unless it is bound to a
+// key its client holds (DPoP, RFC 9449). With [Options.DPoP] the
+// middleware also takes DPoP-bound tokens, presented with the DPoP scheme
+// and a proof of the key in the DPoP header:
+//
+//	dv, err := dpopverify.New(nil)
+//	rs, err := resourceserver.New(&resourceserver.Options{..., DPoP: dv})
+//
+// The token is checked by the Verifier, which reads the key it is bound to
+// (its cnf.jkt) into [auth.Info.KeyThumbprint]; the proof by the
+// [DPoPVerifier] (package [github.com/parley-mcp/parley/auth/dpopverify]).
+// Challenges then offer both schemes, one WWW-Authenticate field each:
+//
+//	WWW-Authenticate: Bearer resource_metadata="…"
+//	WWW-Authenticate: DPoP algs="ES256 …", resource_metadata="…"
+//
+// A refused proof gets 401 with error="invalid_dpop_proof" in the DPoP
+// challenge, a proof without the server's nonce error="use_dpop_nonce"
+// and the nonce in DPoP-Nonce. A DPoP-bound token presented as a bearer
+// token is refused (401 invalid_token) whether DPoP is configured or not:
+// taking it would let a copied token work without its key.
+// [Options.RequireDPoP] takes only DPoP.
+//
 // # The caller on the context
 //
 // A request that passes carries the token's [auth.Info] (client, issuer,

@@ -110,6 +110,10 @@ type introspection struct {
 	Audience  audience     `json:"aud"`
 	Expiry    *numericDate `json:"exp"`
 	NotBefore *numericDate `json:"nbf"`
+	// Confirmation is the key a DPoP-bound token is bound to (RFC 9449
+	// section 6.2), and TokenType says DPoP for such a token.
+	Confirmation json.RawMessage `json:"cnf"`
+	TokenType    string          `json:"token_type"`
 }
 
 // Verify asks the introspection endpoint about token.
@@ -163,7 +167,17 @@ func (in *Introspector) Verify(ctx context.Context, token string) (*auth.Info, e
 	if !r.Audience.contains(in.opts.Audience) {
 		return nil, fmt.Errorf("%w: audience %q does not include this resource %q", ErrInvalidToken, []string(r.Audience), in.opts.Audience)
 	}
-	info := &auth.Info{ClientID: r.ClientID, Issuer: issuer, Subject: r.Subject, Scopes: strings.Fields(r.Scope)}
+	jkt, err := KeyThumbprintOf(r.Confirmation)
+	if err != nil {
+		return nil, err
+	}
+	if jkt == "" && strings.EqualFold(r.TokenType, "DPoP") {
+		// A token the server calls DPoP-bound, without the key it is
+		// bound to: the binding cannot be checked, so the token is not
+		// taken (it would otherwise pass as a bearer token).
+		return nil, fmt.Errorf("%w: the introspection response says token_type DPoP but has no cnf.jkt", ErrInvalidToken)
+	}
+	info := &auth.Info{ClientID: r.ClientID, Issuer: issuer, Subject: r.Subject, Scopes: strings.Fields(r.Scope), KeyThumbprint: jkt}
 	if r.Expiry != nil {
 		info.Expiry = r.Expiry.Time()
 	}

@@ -136,6 +136,8 @@ func TestIntrospectionResponses(t *testing.T) {
 		{"other iss", `{"active":true,"iss":"https://evil.example","aud":"` + resource + `"}`, 0, resourceserver.ErrInvalidToken, "issued by"},
 		{"not json", `<html>`, 0, resourceserver.ErrUnavailable, "RFC 7662"},
 		{"nbf ahead", `{"active":true,"aud":"` + resource + `","nbf":` + itoa(exp) + `}`, 0, resourceserver.ErrInvalidToken, "not valid before"},
+		{"DPoP without cnf", `{"active":true,"sub":"alice","aud":"` + resource + `","token_type":"DPoP"}`, 0, resourceserver.ErrInvalidToken, "cnf.jkt"},
+		{"a cnf that is not an object", `{"active":true,"sub":"alice","aud":"` + resource + `","cnf":"x"}`, 0, resourceserver.ErrInvalidToken, "cnf"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body.Store(tc.body)
@@ -150,6 +152,13 @@ func TestIntrospectionResponses(t *testing.T) {
 			}
 			wantRefusal(t, err, tc.kind, tc.sub)
 		})
+	}
+
+	// A DPoP-bound token's key (RFC 9449 section 6.2).
+	jkt := "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"
+	body.Store(`{"active":true,"sub":"alice","aud":"` + resource + `","token_type":"DPoP","cnf":{"jkt":"` + jkt + `"}}`)
+	if info, err := in.Verify(context.Background(), "tok"); err != nil || info.KeyThumbprint != jkt {
+		t.Errorf("a bound token: %+v, %v", info, err)
 	}
 
 	// Our own credentials refused, or the endpoint gone: unavailable, not

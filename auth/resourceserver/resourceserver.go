@@ -69,6 +69,17 @@ type Options struct {
 	// interval. Zero (the default) or negative: no re-checks; a stream
 	// ends at its token's expiry.
 	RecheckInterval time.Duration
+	// DPoP, when set, also accepts DPoP-bound access tokens (RFC 9449)
+	// presented with the DPoP scheme: the token is checked by Verifier,
+	// must be bound to a key (cnf.jkt), and the request's proof of that
+	// key is checked by DPoP (package dpopverify has one). Challenges then
+	// offer both schemes, a Bearer one and a DPoP one with the algorithms
+	// DPoP takes. Nil: bearer tokens only. Either way, a DPoP-bound token
+	// presented as a bearer token is refused (section 7.2).
+	DPoP DPoPVerifier
+	// RequireDPoP refuses bearer tokens: only DPoP-bound tokens with their
+	// proofs are taken, and challenges name only DPoP. It needs DPoP.
+	RequireDPoP bool
 }
 
 // ResourceServer guards an MCP endpoint with OAuth bearer tokens: it
@@ -86,6 +97,10 @@ type ResourceServer struct {
 	doc         metadataHandler
 	log         *slog.Logger
 	recheck     time.Duration // Options.RecheckInterval; 0: off
+	dpop        DPoPVerifier  // Options.DPoP; nil: bearer tokens only
+	schemes     []string      // the schemes taken, in the order challenged
+	origin      string        // the resource's scheme and host, for htu
+	algs        string        // the algs of the DPoP challenge
 }
 
 // New checks opts and returns a ResourceServer.
@@ -121,6 +136,24 @@ func New(opts *Options) (*ResourceServer, error) {
 	}
 	if rs.log == nil {
 		rs.log = slog.Default()
+	}
+	if opts.RequireDPoP && opts.DPoP == nil {
+		return nil, errors.New("resourceserver: Options.RequireDPoP needs Options.DPoP")
+	}
+	if !opts.RequireDPoP {
+		rs.schemes = append(rs.schemes, schemeBearer)
+	}
+	if opts.DPoP != nil {
+		rs.dpop = opts.DPoP
+		rs.schemes = append(rs.schemes, schemeDPoP)
+		var algs []string
+		for _, a := range opts.DPoP.Algorithms() {
+			if validScope(a) { // a token: it goes into a quoted-string
+				algs = append(algs, a)
+			}
+		}
+		rs.algs = strings.Join(algs, " ")
+		rs.origin = u.Scheme + "://" + u.Host
 	}
 	return rs, nil
 }
@@ -159,8 +192,13 @@ func (rs *ResourceServer) Mount(mux *http.ServeMux, mcp http.Handler) {
 //     challenge naming the metadata URL and the required scopes;
 //   - an Authorization header that is not a well-formed bearer credential
 //     (RFC 6750 §2.1), or more than one: 400 invalid_request;
-//   - a token the verifier refuses ([ErrInvalidToken]): 401
-//     invalid_token;
+//   - a token the verifier refuses ([ErrInvalidToken]), and a DPoP-bound
+//     token presented as a bearer token: 401 invalid_token;
+//   - with Options.DPoP, a DPoP token whose proof is missing, or more than
+//     one, or refused ([ErrInvalidDPoPProof]): 401 invalid_dpop_proof; a
+//     proof without the server's nonce ([ErrUseDPoPNonce]): 401
+//     use_dpop_nonce with the nonce in DPoP-Nonce; an unbound token
+//     presented with the DPoP scheme: 401 invalid_token;
 //   - a token without a required scope ([ErrInsufficientScope]): 403
 //     insufficient_scope with the scopes needed;
 //   - a verifier that cannot decide ([ErrUnavailable]): 503, and any other
@@ -173,26 +211,42 @@ func (rs *ResourceServer) Mount(mux *http.ServeMux, mcp http.Handler) {
 // the query string, and form bodies are JSON-RPC here.
 func (rs *ResourceServer) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, problem := bearerToken(r.Header)
+		scheme, token, problem := rs.credentials(r.Header)
 		switch problem {
 		case noCredentials:
-			rs.challenge(w, http.StatusUnauthorized, "", rs.scopeParam)
+			rs.challenge(w, http.StatusUnauthorized, "", "", rs.scopeParam)
 			return
 		case malformed:
-			rs.challenge(w, http.StatusBadRequest, "invalid_request", "")
+			rs.challenge(w, http.StatusBadRequest, scheme, "invalid_request", "")
 			return
 		}
-		info, err := rs.verifier.Verify(r.Context(), token)
+		var err error
+		if scheme == schemeDPoP {
+			err = proofCount(r.Header)
+		}
+		var info *auth.Info
+		if err == nil {
+			info, err = rs.verifier.Verify(r.Context(), token)
+		}
 		if err == nil && info == nil {
 			err = errors.New("resourceserver: the verifier returned neither an Info nor an error")
+		}
+		var nonce string
+		if err == nil {
+			nonce, err = rs.checkBinding(r, scheme, token, info)
 		}
 		if err == nil {
 			if missing := rs.missingScope(info); missing != "" {
 				err = fmt.Errorf("%w: the token lacks scope %q", &InsufficientScopeError{Scopes: rs.scopes}, missing)
 			}
 		}
+		if nonce != "" {
+			// The next proof's nonce goes with whatever the answer is
+			// (RFC 9449 section 8.2).
+			w.Header().Set("DPoP-Nonce", nonce)
+		}
 		if err != nil {
-			rs.refuse(w, r, err)
+			rs.refuse(w, r, scheme, err)
 			return
 		}
 		ctx := auth.WithInfo(r.Context(), info)
@@ -214,9 +268,11 @@ func (rs *ResourceServer) missingScope(info *auth.Info) string {
 	return ""
 }
 
-// refuse answers a request whose token was not accepted.
-func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, err error) {
+// refuse answers a request whose token (presented with scheme) was not
+// accepted.
+func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, scheme string, err error) {
 	var scopeErr *InsufficientScopeError
+	var nonceErr *DPoPNonceError
 	switch {
 	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 		// The client went away while its token was being checked; it
@@ -225,13 +281,20 @@ func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, err err
 		http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
 	case errors.Is(err, ErrInvalidToken):
 		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a token", slog.String("err", err.Error()))
-		rs.challenge(w, http.StatusUnauthorized, "invalid_token", rs.scopeParam)
+		rs.challenge(w, http.StatusUnauthorized, scheme, "invalid_token", rs.scopeParam)
+	case errors.Is(err, ErrInvalidDPoPProof):
+		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a DPoP proof", slog.String("err", err.Error()))
+		rs.challenge(w, http.StatusUnauthorized, schemeDPoP, "invalid_dpop_proof", rs.scopeParam)
+	case errors.As(err, &nonceErr) && validNonce(nonceErr.Nonce):
+		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: asked for a DPoP nonce", slog.String("err", err.Error()))
+		w.Header().Set("DPoP-Nonce", nonceErr.Nonce)
+		rs.challenge(w, http.StatusUnauthorized, schemeDPoP, "use_dpop_nonce", rs.scopeParam)
 	case errors.As(err, &scopeErr):
 		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a token", slog.String("err", err.Error()))
-		rs.challenge(w, http.StatusForbidden, "insufficient_scope", scopeParamOf(scopeErr.Scopes, rs.scopeParam))
+		rs.challenge(w, http.StatusForbidden, scheme, "insufficient_scope", scopeParamOf(scopeErr.Scopes, rs.scopeParam))
 	case errors.Is(err, ErrInsufficientScope):
 		rs.log.LogAttrs(r.Context(), slog.LevelDebug, "resourceserver: refused a token", slog.String("err", err.Error()))
-		rs.challenge(w, http.StatusForbidden, "insufficient_scope", rs.scopeParam)
+		rs.challenge(w, http.StatusForbidden, scheme, "insufficient_scope", rs.scopeParam)
 	case errors.Is(err, ErrUnavailable):
 		rs.log.LogAttrs(r.Context(), slog.LevelError, "resourceserver: cannot verify tokens", slog.String("err", err.Error()))
 		http.Error(w, "the access token cannot be verified now", http.StatusServiceUnavailable)
@@ -260,24 +323,6 @@ func scopeParamOf(scopes []string, fallback string) string {
 	return b.String()
 }
 
-// challenge writes a Bearer challenge (RFC 6750 §3) with the metadata URL
-// (RFC 9728 §5.1).
-func (rs *ResourceServer) challenge(w http.ResponseWriter, status int, code, scope string) {
-	var b strings.Builder
-	b.WriteString("Bearer ")
-	if code != "" {
-		b.WriteString(`error="` + code + `", `)
-	}
-	if scope != "" {
-		b.WriteString(`scope="` + scope + `", `) // scope tokens hold no '"' or '\'
-	}
-	b.WriteString(`resource_metadata="`)
-	b.WriteString(quoteEscape(rs.metadataURL))
-	b.WriteByte('"')
-	w.Header().Set("WWW-Authenticate", b.String())
-	http.Error(w, http.StatusText(status), status)
-}
-
 // quoteEscape escapes '"' and '\' for a quoted-string (RFC 9110 §5.6.4).
 func quoteEscape(s string) string {
 	if !strings.ContainsAny(s, `"\`) {
@@ -295,28 +340,35 @@ const (
 	malformed
 )
 
-// bearerToken reads the bearer token of the Authorization header. A
-// request with no Authorization header, or one of another scheme, has no
-// credentials for us; a Bearer header that does not hold exactly one
-// b64token (RFC 6750 §2.1), or a second Authorization header, is malformed.
-func bearerToken(h http.Header) (string, credentialProblem) {
+// credentials reads the token of the Authorization header, and the scheme
+// it came with: Bearer (unless Options.RequireDPoP) or, with Options.DPoP,
+// DPoP. A request with no Authorization header, or one of another scheme,
+// has no credentials for us; one whose token is not exactly one b64token
+// (RFC 6750 §2.1, RFC 9449 §7.1), or a second Authorization header, is
+// malformed.
+func (rs *ResourceServer) credentials(h http.Header) (scheme, token string, problem credentialProblem) {
 	values := h.Values("Authorization")
 	switch len(values) {
 	case 0:
-		return "", noCredentials
+		return "", "", noCredentials
 	case 1:
 	default:
-		return "", malformed
+		return "", "", malformed
 	}
-	scheme, rest, _ := strings.Cut(values[0], " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		return "", noCredentials
+	name, rest, _ := strings.Cut(values[0], " ")
+	for _, s := range rs.schemes {
+		if strings.EqualFold(name, s) {
+			scheme = s
+		}
 	}
-	token := strings.TrimLeft(rest, " ")
+	if scheme == "" {
+		return "", "", noCredentials
+	}
+	token = strings.TrimLeft(rest, " ")
 	if !validB64Token(token) {
-		return "", malformed
+		return scheme, "", malformed
 	}
-	return token, credentialsOK
+	return scheme, token, credentialsOK
 }
 
 // validB64Token reports whether s is a b64token: 1*( ALPHA / DIGIT / "-" /
@@ -337,6 +389,10 @@ func validB64Token(s string) bool {
 	}
 	return true
 }
+
+// validNonce reports whether s may be sent as a DPoP-Nonce: 1*NQCHAR (RFC
+// 9449 §8.1), which is the scope-token syntax.
+func validNonce(s string) bool { return validScope(s) }
 
 // validScope reports whether s is a scope-token: 1*( %x21 / %x23-5B /
 // %x5D-7E ), printable ASCII but for space, '"' and '\'.

@@ -54,6 +54,9 @@ var allowed = map[string][]string{
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
 	"auth/authtest":           {},
 	"auth/oauthclient":        {},
+	// DPoP proofs (design record 048): go-jose, apart from the middleware.
+	"auth/dpopverify":            {"auth/resourceserver"},
+	"auth/dpopverify/redisstore": {"auth/dpopverify"},
 	// Experimental extensions: built on the public surface like the
 	// others, named so while their proposal is.
 	"experimental/servercard": {"mcp"}, // a server's identity (server.Server satisfies its Source) and net/http
