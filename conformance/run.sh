@@ -33,6 +33,15 @@ LEGACY_CLIENT_SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaul
 	auth/scope-step-up auth/scope-retry-limit auth/token-endpoint-auth-basic auth/token-endpoint-auth-post
 	auth/token-endpoint-auth-none auth/pre-registration)
 
+# The authorization extensions' client scenarios (client credentials,
+# enterprise-managed authorization, workload identity federation, DPoP):
+# the suite does not score them, so they are run one by one, at the
+# suite's default generation (2026-07-28) and, with --force, at 2025-11-25
+# (a legacy session), and each must pass: exit 0, no check failed or
+# warned. See auth_extension_verdict.
+AUTH_EXTENSION_SCENARIOS=(auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization
+	auth/wif-jwt-bearer auth/dpop auth/dpop-nonce)
+
 # The tasks extension's scenarios (SEP-2663), run explicitly.
 TASKS_SCENARIOS=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
 	tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
@@ -123,7 +132,7 @@ log "building the fixtures"
 	timeout 300 go build -o "$WORK/everything-client" ./conformance/everything-client)
 
 mkdir -p "$RESULTS"
-rm -rf "$RESULTS/server" "$RESULTS/client" "$RESULTS/server-$LEGACY" "$RESULTS/client-$LEGACY" "$RESULTS/skills" "$RESULTS"/*.log # only what an earlier run wrote
+rm -rf "$RESULTS/server" "$RESULTS/client" "$RESULTS/server-$LEGACY" "$RESULTS/client-$LEGACY" "$RESULTS/skills" "$RESULTS/auth-extensions" "$RESULTS"/*.log # only what an earlier run wrote
 
 # summarize NAME LOG: prints a short summary of the suite's output in LOG:
 # scenarios passed, failed as the baseline expects, failed but not scored,
@@ -199,6 +208,7 @@ status_tasks=skipped
 status_legacy_client=skipped
 status_skills_server=skipped
 status_skills_client=skipped
+status_auth_ext=skipped
 
 # skills_verdict DIR ALLOWED_SKIPS: judges the checks.json a skills
 # scenario left under DIR. The scenarios skip every check of an extension
@@ -348,6 +358,40 @@ run_client() {
 	else
 		status_skills_client="FAILED: ${failed_skills[*]}"
 	fi
+
+	# The authorization extensions: every scenario at both generations.
+	log "authorization extension client scenarios: ${AUTH_EXTENSION_SCENARIOS[*]}"
+	local gen out failed_auth=()
+	: >"$RESULTS/client-auth-extensions.log"
+	for sc in "${AUTH_EXTENSION_SCENARIOS[@]}"; do
+		for gen in "$REQUIREMENTS" "$LEGACY"; do
+			rc=0
+			out=$RESULTS/auth-extensions/$gen/${sc//\//-}.log
+			mkdir -p "$(dirname "$out")"
+			timeout 120 "$NODE" "$SUITE_JS" client --command "$WORK/everything-client" --scenario "$sc" --spec-version "$gen" --force \
+				-o "$RESULTS/auth-extensions/$gen" "${EXTRA_ARGS[@]}" >"$out" 2>&1 || rc=$?
+			cat "$out" >>"$RESULTS/client-auth-extensions.log"
+			why=$(auth_extension_verdict "$out") && ((rc == 0)) || failed_auth+=("$sc@$gen${why:+ ($why)}")
+		done
+	done
+	if ((${#failed_auth[@]} == 0)); then
+		status_auth_ext="passed (${#AUTH_EXTENSION_SCENARIOS[@]} scenarios at $REQUIREMENTS and $LEGACY, every check)"
+	else
+		status_auth_ext="FAILED: ${failed_auth[*]}"
+	fi
+}
+
+# auth_extension_verdict LOG: whether the suite's output in LOG says the
+# scenario ran checks and every one passed ("Passed: N/N, 0 failed, 0
+# warnings" with N > 0). Prints what it saw otherwise.
+auth_extension_verdict() {
+	local line
+	line=$(sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E '^Passed: ' | tail -n 1)
+	if [[ $line =~ ^Passed:\ ([0-9]+)/([0-9]+),\ 0\ failed,\ 0\ warnings && ${BASH_REMATCH[1]} -gt 0 && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+		return 0
+	fi
+	echo "${line:-no result line}"
+	return 1
 }
 
 # legacy_summary NAME LOG: the scenarios of a run without a baseline:
@@ -380,7 +424,8 @@ printf '\nconformance %s (baseline %s): server %s, client %s\n' \
 printf 'conformance %s: server %s, client %s\n' "$LEGACY" "$status_legacy_server" "$status_legacy_client"
 printf 'conformance tasks extension: server %s\n' "$status_tasks"
 printf 'conformance skills extension: server %s, client %s\n' "$status_skills_server" "$status_skills_client"
+printf 'conformance authorization extensions: client %s\n' "$status_auth_ext"
 printf 'logs and checks.json files: %s\n' "$RESULTS"
-for st in "$status_server" "$status_client" "$status_legacy_server" "$status_legacy_client" "$status_tasks" "$status_skills_server" "$status_skills_client"; do
+for st in "$status_server" "$status_client" "$status_legacy_server" "$status_legacy_client" "$status_tasks" "$status_skills_server" "$status_skills_client" "$status_auth_ext"; do
 	[[ $st != FAILED* ]] || exit 1
 done

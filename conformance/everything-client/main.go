@@ -39,9 +39,22 @@ type config struct {
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"toolCalls"`
 	// ClientID and ClientSecret are the pre-registered client of
-	// auth/pre-registration.
+	// auth/pre-registration, and of the client credentials and
+	// enterprise-managed authorization scenarios.
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
+	// PrivateKeyPEM and SigningAlgorithm are the client's key of
+	// auth/client-credentials-jwt (PKCS #8).
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+	// The identity provider of auth/enterprise-managed-authorization:
+	// the user's ID token from single sign-on, the client's id there,
+	// and where its token endpoint is.
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPClientID      string `json:"idp_client_id"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	// ValidJWT is the workload's platform token of auth/wif-jwt-bearer.
+	ValidJWT string `json:"valid_jwt"`
 }
 
 var scenarios = map[string]scenario{
@@ -59,6 +72,15 @@ var scenarios = map[string]scenario{
 	"sep-2640-client-verify-digest":      skillsLoad,
 	"sep-2640-client-verify-size":        skillsLoad,
 	"sep-2640-client-verify-frontmatter": skillsLoad,
+
+	// The authorization extensions (auth.go): no person present, and
+	// DPoP.
+	"auth/client-credentials-basic":         clientCredentials,
+	"auth/client-credentials-jwt":           clientCredentials,
+	"auth/enterprise-managed-authorization": enterpriseManaged,
+	"auth/wif-jwt-bearer":                   workloadIdentity,
+	"auth/dpop":                             dpop,
+	"auth/dpop-nonce":                       dpop,
 
 	// 2025-11-25 scenarios: a legacy session (see connect).
 	"initialize":                          initialize,
@@ -189,17 +211,18 @@ const cimdURL = "https://conformance-test.local/client-metadata.json"
 // refusal (iss, issuer or resource mismatch, the step-up limit) expect
 // this to fail.
 func authorized(ctx context.Context, url string, cfg *config) error {
-	oc, err := oauthclient.New(&oauthclient.Config{
+	return authorizedWith(ctx, url, &oauthclient.Config{
 		Authorizer:          &oauthclient.HeadlessAuthorizer{},
 		ClientName:          "parley-everything-client",
 		ClientIDMetadataURL: cimdURL,
-		PreRegistered: func(string) *oauthclient.ClientInfo {
-			if cfg.ClientID == "" {
-				return nil
-			}
-			return &oauthclient.ClientInfo{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret}
-		},
+		PreRegistered:       cfg.preRegistered(nil),
 	})
+}
+
+// authorizedWith is authorized with an OAuth client configured by oc: it
+// connects, lists the tools and calls each.
+func authorizedWith(ctx context.Context, url string, occ *oauthclient.Config) error {
+	oc, err := oauthclient.New(occ)
 	if err != nil {
 		return err
 	}
