@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/parley-mcp/parley/internal/fairshare"
 )
 
 // ProofID names a proof in a [ReplayStore]: a SHA-256 hash of its jti, the
@@ -67,8 +69,11 @@ type MemoryStoreOptions struct {
 	MaxEntries int
 	// MaxEntriesPerCaller bounds the unexpired proofs of one caller (the
 	// token's principal), so that one client cannot fill the store for
-	// everyone. Zero means MaxEntries / DefaultCallerShares (at least 1);
-	// negative means no bound per caller.
+	// everyone. And once the store is in its last eighth, a caller that
+	// holds a sixty-fourth of its share is refused there too, so callers
+	// each at their share do not fill it for the next one (design record
+	// 039). Zero means MaxEntries / DefaultCallerShares (at least 1);
+	// negative means no bound per caller (and no reserve).
 	MaxEntriesPerCaller int
 	// Now is the clock that expires entries. Default time.Now.
 	Now func() time.Time
@@ -79,11 +84,12 @@ type MemoryStoreOptions struct {
 // oldest first: no goroutine), and at most MaxEntries are held. It is safe
 // for concurrent use.
 type MemoryStore struct {
-	max       int
-	perCaller int // 0: no bound per caller
-	now       func() time.Time
-	full      error
-	shareFull error
+	max         int
+	perCaller   int // 0: no bound per caller
+	now         func() time.Time
+	full        error
+	shareFull   error
+	reserveFull error
 
 	mu      sync.Mutex
 	held    map[ProofID]struct{}
@@ -131,8 +137,10 @@ func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
 		now:       opts.Now,
 		full:      fmt.Errorf("%w: it holds MaxEntries (%d) unexpired proofs; raise MemoryStoreOptions.MaxEntries", ErrStoreFull, opts.MaxEntries),
 		shareFull: fmt.Errorf("%w: the caller holds MaxEntriesPerCaller (%d) unexpired proofs", ErrCallerShareFull, opts.MaxEntriesPerCaller),
-		held:      make(map[ProofID]struct{}),
-		callers:   make(map[string]*callerCount),
+		reserveFull: fmt.Errorf("%w: the store holds %d of MaxEntries (%d) and keeps the rest for callers holding fewer than %d proofs",
+			ErrCallerShareFull, opts.MaxEntries-fairshare.Reserve(opts.MaxEntries), opts.MaxEntries, fairshare.ReserveShare(opts.MaxEntriesPerCaller)),
+		held:    make(map[ProofID]struct{}),
+		callers: make(map[string]*callerCount),
 	}, nil
 }
 
@@ -159,6 +167,9 @@ func (m *MemoryStore) Consume(_ context.Context, id ProofID, expires time.Time, 
 	}
 	if len(m.held) >= m.max {
 		return m.full
+	}
+	if cc != nil && fairshare.Refused(cc.n, m.perCaller, len(m.held), m.max) {
+		return m.reserveFull
 	}
 	if cc == nil && caller != "" && m.perCaller > 0 {
 		cc = &callerCount{key: caller}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +83,31 @@ func TestMemoryStoreLimits(t *testing.T) {
 		if err := unbounded.Consume(ctx, pid(i), clk.now().Add(time.Minute), "a"); err != nil {
 			t.Fatalf("no share: entry %d: %v", i, err)
 		}
+	}
+}
+
+// The store's last eighth is kept for callers holding little: a caller
+// with a sixty-fourth of its share is refused there, one with less is not
+// (design record 039).
+func TestMemoryStoreReserve(t *testing.T) {
+	clk := newClock(t0)
+	// 64 entries: a reserve of 8; a share of 64 makes a reserve share of 1.
+	m, _ := NewMemoryStore(&MemoryStoreOptions{MaxEntries: 64, MaxEntriesPerCaller: 64, Now: clk.now})
+	ctx := context.Background()
+	exp := t0.Add(time.Minute)
+	for i := range 56 { // up to the reserve
+		if err := m.Consume(ctx, pid(i), exp, "a"); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+	}
+	if err := m.Consume(ctx, pid(100), exp, "a"); !errors.Is(err, ErrCallerShareFull) || !strings.Contains(err.Error(), "keeps the rest") {
+		t.Fatalf("a caller holding much, in the reserve: %v", err)
+	}
+	if err := m.Consume(ctx, pid(101), exp, "b"); err != nil {
+		t.Fatalf("a new caller, in the reserve: %v", err)
+	}
+	if err := m.Consume(ctx, pid(102), exp, "b"); !errors.Is(err, ErrCallerShareFull) {
+		t.Fatalf("that caller again: %v", err)
 	}
 }
 

@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"auth/authtest":           {},
 	"auth/oauthclient":        {},
 	// DPoP proofs (design record 048): go-jose, apart from the middleware.
-	"auth/dpopverify":            {"auth/resourceserver"},
+	"auth/dpopverify":            {"auth/resourceserver", "internal/fairshare"},
 	"auth/dpopverify/redisstore": {"auth/dpopverify"},
 	// Experimental extensions: built on the public surface like the
 	// others, named so while their proposal is.
