@@ -29,6 +29,7 @@ type options struct {
 	logLevel    string
 	help        bool
 	version     bool
+	auth        authFlags // --auth and its companions (auth.go)
 }
 
 // parseArgs reads the flags (anywhere before --) and returns the words of
@@ -112,7 +113,10 @@ func parseArgs(args []string) (*options, []string, error) {
 		case "log-level":
 			o.logLevel, err = next()
 		default:
-			err = fmt.Errorf("unknown flag %s", arg)
+			var known bool
+			if known, err = o.auth.parse(name, next); !known {
+				err = fmt.Errorf("unknown flag %s", arg)
+			}
 		}
 		if err != nil {
 			return nil, nil, err

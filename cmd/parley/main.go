@@ -212,6 +212,19 @@ Progress goes to stderr as a progress line, and log messages as lines.
 Authorization: an HTTP server that asks for OAuth gets the browser login
 (a loopback redirect; the URL is printed, and opened with --open). Tokens are
 kept in the user's config directory (parley/tokens.json, owner-only).
+With no person, --auth names the grant; secrets come from files or the
+environment, never from the command line:
+  --auth client-credentials  --client-id ID and --client-secret-file FILE
+                             (or $PARLEY_CLIENT_SECRET), or --client-key-file
+                             PEM (a signed assertion, private_key_jwt)
+  --auth workload            --token-file FILE: the platform's token (read
+                             anew for every token)
+  --auth enterprise          --id-token-file FILE (or $PARLEY_ID_TOKEN),
+                             --idp-token-endpoint URL, --idp-client-id ID,
+                             and --client-id with its secret or key
+  --issuer URL               show the client to this authorization server only
+  --dpop                     DPoP-bound tokens (--dpop-key-file PEM: the key;
+                             default one made for the run)
 
 Exit codes:
   0  success

@@ -16,11 +16,27 @@ import (
 
 // oauthClient returns the HTTP client for a URL server: requests carry the
 // token parley holds for it, and a 401 starts the browser login through a
-// loopback redirect.
+// loopback redirect, or, with --auth, the grant it names.
 func (a *app) oauthClient() (*http.Client, error) {
 	path, err := a.tokenPath()
 	if err != nil {
 		return nil, fmt.Errorf("finding the token cache: %w", err)
+	}
+	if a.opts.auth.mode != "" && a.opts.auth.mode != authBrowser {
+		cfg, err := a.opts.auth.config()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Store = &fileStore{path: path}
+		oc, err := oauthclient.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return oc.Client(), nil
+	}
+	dpop, err := a.opts.auth.dpopConfig()
+	if err != nil {
+		return nil, err
 	}
 	lo := &oauthclient.LoopbackOptions{Out: a.stderr}
 	if a.opts.open {
@@ -35,6 +51,7 @@ func (a *app) oauthClient() (*http.Client, error) {
 		Authorizer: authz,
 		Store:      &fileStore{path: path},
 		ClientName: "parley (command line)",
+		DPoP:       dpop,
 	})
 	if err != nil {
 		return nil, err
