@@ -71,19 +71,19 @@ func TestRFCExample(t *testing.T) {
 
 // prover makes proofs for the tests, with every part settable.
 type prover struct {
-	t   *testing.T
+	t   testing.TB
 	key crypto.Signer
 	alg jose.SignatureAlgorithm
 	jkt string
 }
 
-func newProver(t *testing.T) *prover {
+func newProver(t testing.TB) *prover {
 	t.Helper()
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	return proverFor(t, k, jose.ES256)
 }
 
-func proverFor(t *testing.T, key crypto.Signer, alg jose.SignatureAlgorithm) *prover {
+func proverFor(t testing.TB, key crypto.Signer, alg jose.SignatureAlgorithm) *prover {
 	t.Helper()
 	tp, err := (&jose.JSONWebKey{Key: key.Public()}).Thumbprint(crypto.SHA256)
 	if err != nil {
@@ -465,4 +465,25 @@ func FuzzParseProof(f *testing.F) {
 		}
 		normalizeURL(p.htu)
 	})
+}
+
+// BenchmarkVerifyProof: one ES256 proof checked and recorded in the memory
+// store, as the middleware does for every DPoP request.
+func BenchmarkVerifyProof(b *testing.B) {
+	p := newProver(b)
+	v, err := New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proofs := make([]string, b.N)
+	for i := range proofs {
+		proofs[i] = p.sign(p.claims(time.Now()))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := v.VerifyProof(context.Background(), p.request(proofs[i])); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -271,3 +271,18 @@ func TestDPoPCallersKey(t *testing.T) {
 		t.Error("New took an RSA key with algorithm ES256")
 	}
 }
+
+// BenchmarkProof: the proof a DPoP request carries, signed with a P-256
+// key.
+func BenchmarkProof(b *testing.B) {
+	p, err := newProver(&DPoP{}, time.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.proof(p.alg, "POST", "https://mcp.example.com/mcp", "token"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
