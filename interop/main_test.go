@@ -26,7 +26,9 @@ var (
 // server instead of running tests: the TypeScript client starts it as its
 // stdio server. "stdio" serves newParleyServer; "bridge" is `parley
 // bridge`, the bridge package on stdin and stdout, to the URL in
-// bridgeURLEnv; "tasks" serves newParleyTasksServer.
+// bridgeURLEnv; "tasks" serves newParleyTasksServer; "fixture" serves the
+// fixture (fixture_test.go), and "fixture-same-read" serves it writing
+// each progress notification together with the next message.
 const serveEnv = "PARLEY_INTEROP_SERVE"
 
 // bridgeURLEnv is the remote server's URL of the "bridge" stdio server.
@@ -40,6 +42,8 @@ func TestMain(m *testing.M) {
 		os.Exit(serveBridge())
 	case "tasks":
 		os.Exit(serveTasksStdio())
+	case "fixture", "fixture-same-read":
+		os.Exit(serveFixtureStdio(os.Getenv(serveEnv) == "fixture-same-read"))
 	}
 	dir, err := setup()
 	setupErr = err
