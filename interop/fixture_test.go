@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/parley-mcp/parley/mcp"
@@ -34,7 +36,8 @@ import (
 //	roots               asks for the client's roots: their URIs, comma-separated
 //	progress            reports progress 1, 2 and 3 of 3, then answers "done"
 //	log                 logs at debug, info, warning and error (logger "fixture"), then answers "logged"
-//	wait {id}           reports progress once, then waits until it is cancelled
+//	wait {id}           reports progress once, then waits until it is cancelled (or answers
+//	                    "never cancelled" after twice fixtureWait)
 //	cancelled {id}      "cancelled" once the wait of that id was cancelled (or "still waiting" after fixtureWait)
 //	touch {uri}         sends notifications/resources/updated for uri
 //	toggle              adds the tool "extra", or removes it (the tool list changes)
@@ -58,9 +61,9 @@ type fixture struct {
 const fixturePageSize = 2
 
 // fixtureWait bounds how long "cancelled" waits to hear of a cancellation:
-// long enough for a loaded machine, short enough to fail within the test's
-// deadline.
-const fixtureWait = 20 * time.Second
+// long enough for a loaded machine, short enough to fail well within the
+// 60 s a client program may run.
+const fixtureWait = 10 * time.Second
 
 // fixtureTools are the fixture's tools, in tools/list order.
 var fixtureTools = []string{"greet", "weather", "fail", "ask", "preferences", "sample", "roots", "progress", "log", "wait", "cancelled", "touch", "toggle", "reconnect"}
@@ -271,15 +274,23 @@ func (f *fixture) waitChan(id string) chan struct{} {
 // wait reports progress, so that the client knows the call is running,
 // and waits for its context to end: the server cancels it when the client
 // sends notifications/cancelled (or, under 2026-07-28 over HTTP, closes
-// the request's stream).
+// the request's stream). A server that never cancels it must not hold the
+// test (and the server's shutdown) for ever: after twice fixtureWait it
+// answers "never cancelled".
 func (f *fixture) wait(ctx context.Context, c *mcpserver.Call, a WaitArgs) (string, error) {
 	ch := f.waitChan(a.ID)
 	if err := c.Progress(ctx, 1, 0, "waiting"); err != nil {
 		return "", err
 	}
-	<-ctx.Done()
-	close(ch)
-	return "", ctx.Err()
+	timer := time.NewTimer(2 * fixtureWait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		close(ch)
+		return "", ctx.Err()
+	case <-timer.C:
+		return "never cancelled", nil
+	}
 }
 
 // cancelled answers "cancelled" once the wait of a.ID has been cancelled.
@@ -309,6 +320,25 @@ func (f *fixture) toggle(context.Context, *mcpserver.Call, struct{}) (string, er
 	err := mcpserver.AddTool(f.srv, &mcp.Tool{Name: "extra", Description: "Exists while toggle has added it."},
 		func(context.Context, *mcpserver.Call, struct{}) (string, error) { return "extra", nil })
 	return "added extra", err
+}
+
+// serveFixtureHTTP serves f over Streamable HTTP on a loopback port and
+// returns its URL. When the test ends, the handler's Shutdown ends the
+// legacy sessions and listen streams that clients left open, so that
+// closing the server does not wait for them.
+func serveFixtureHTTP(t *testing.T, f *fixture) string {
+	t.Helper()
+	h := f.srv.HTTPHandler(nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Logf("the fixture's HTTP handler did not shut down: %v", err)
+		}
+		srv.Close()
+	})
+	return srv.URL
 }
 
 // serveFixtureStdio serves the fixture on the process's stdin and stdout

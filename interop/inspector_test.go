@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,8 +41,7 @@ func TestInspectorCLIAgainstParley(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(f.srv.HTTPHandler(nil))
-	t.Cleanup(srv.Close)
+	url := serveFixtureHTTP(t, f)
 
 	// The Inspector reads its servers from a config file (the mcpServers
 	// format hosts use); its home folder is the test's own, so that it
@@ -51,7 +49,7 @@ func TestInspectorCLIAgainstParley(t *testing.T) {
 	home := t.TempDir()
 	hostRoots := []map[string]string{{"uri": "file:///work/one", "name": "one"}, {"uri": "file:///work/two"}}
 	config, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"http":  map[string]any{"type": "http", "url": srv.URL, "roots": hostRoots},
+		"http":  map[string]any{"type": "http", "url": url, "roots": hostRoots},
 		"stdio": map[string]any{"command": self, "env": map[string]string{serveEnv: "fixture"}, "roots": hostRoots},
 	}})
 	if err != nil {

@@ -2,7 +2,6 @@ package interop
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
@@ -25,24 +24,29 @@ func TestTypeScriptV1ClientAgainstParley(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := newFixture()
-	if err != nil {
-		t.Fatal(err)
+	// Each run has a fixture of its own: a flow that fails halfway (the
+	// tool list toggled once) must not fail the next run's.
+	httpURL := func(t *testing.T) string {
+		f, err := newFixture()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return serveFixtureHTTP(t, f)
 	}
-	srv := httptest.NewServer(f.srv.HTTPHandler(nil))
-	t.Cleanup(srv.Close)
 	for _, tc := range []struct {
 		name string
-		args []string
-		env  []string
+		args func(t *testing.T) []string
+		env  func(t *testing.T) []string
 	}{
-		{"stdio", []string{"stdio", self}, []string{serveEnv + "=fixture"}},
-		{"http", []string{"http", srv.URL}, nil},
-		{"bridge", []string{"stdio", self}, []string{serveEnv + "=bridge", bridgeURLEnv + "=" + srv.URL}},
+		{"stdio", func(*testing.T) []string { return []string{"stdio", self} }, func(*testing.T) []string { return []string{serveEnv + "=fixture"} }},
+		{"http", func(t *testing.T) []string { return []string{"http", httpURL(t)} }, func(*testing.T) []string { return nil }},
+		{"bridge", func(*testing.T) []string { return []string{"stdio", self} }, func(t *testing.T) []string {
+			return []string{serveEnv + "=bridge", bridgeURLEnv + "=" + httpURL(t)}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := nodeCommand(t, "client-v1.mjs", tc.args...)
-			cmd.Env = append(os.Environ(), tc.env...)
+			cmd := nodeCommand(t, "client-v1.mjs", tc.args(t)...)
+			cmd.Env = append(os.Environ(), tc.env(t)...)
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("client-v1.mjs %s: %v", tc.name, err)

@@ -37,8 +37,10 @@ if ((kind !== 'http' && kind !== 'stdio') || target.length === 0) {
 
 // deadline bounds every wait of this program for something the server
 // should send, so that a server that never sends it fails the flow, not
-// the test's timeout.
-const deadline = 20_000;
+// the test's timeout; all of them together end by budgetEnd, so that the
+// report is printed before the test gives up on the program (60 s).
+const deadline = 10_000;
+const budgetEnd = Date.now() + 35_000;
 
 // ---- the wire ----
 
@@ -131,7 +133,7 @@ transport.send = (message, options) => {
 
 // until waits for cond to hold, polling, for at most deadline ms.
 async function until(cond, what) {
-    const end = Date.now() + deadline;
+    const end = Math.min(Date.now() + deadline, budgetEnd);
     while (!cond()) {
         if (Date.now() > end) {
             throw new Error(`timed out waiting for ${what}`);
