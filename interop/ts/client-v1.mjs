@@ -152,6 +152,7 @@ const text = result => (result.content ?? []).filter(b => b.type === 'text').map
 async function call(name, args = {}, options = {}) {
     const delivered = [];
     const result = await client.callTool({ name, arguments: args }, undefined, {
+        timeout: 15_000,
         ...options,
         onprogress: p => {
             delivered.push(p.progress);
