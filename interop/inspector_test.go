@@ -312,10 +312,13 @@ func checkFail(t *testing.T, r *inspectorRun) {
 }
 
 // checkAskRefused: the Inspector cannot fill in forms, and says so in its
-// capabilities; the server's refusal names what is missing.
+// capabilities; the server refuses before asking, naming the capability
+// and the question that needs it (mcpserver's check: the low-level
+// server's own would name the capability only).
 func checkAskRefused(t *testing.T, r *inspectorRun) {
-	if r.exitCode == 0 || !strings.Contains(r.errMsg, "elicitation") {
-		t.Errorf("the Inspector exited %d with %q, want an error naming the elicitation capability\nstdout: %s", r.exitCode, r.errMsg, r.stdout)
+	const want = `elicitation (needed by question "name" of tool "ask")`
+	if r.exitCode == 0 || !strings.Contains(r.errMsg, want) {
+		t.Errorf("the Inspector exited %d with %q, want an error naming the capability and the question: %s\nstdout: %s", r.exitCode, r.errMsg, want, r.stdout)
 	}
 }
 
