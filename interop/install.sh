@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the interop tests run, once, into a cache folder: Node.js
-# 22 and the TypeScript SDK v2 packages that ts/package-lock.json pins,
+# 22 and the npm packages that ts/package-lock.json pins,
 # both from the npm registry (npm must be on PATH for the first install;
 # later runs are offline). Prints, on stdout:
 #

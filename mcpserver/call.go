@@ -172,6 +172,11 @@ func (c *Call) AskAll(ctx context.Context, reqs mcp.InputRequests) (mcp.InputRes
 // otherwise it is a notifications/progress on the request's progress
 // token, and nothing when the request carried none. total and message are
 // optional (zero means absent).
+//
+// Hosts built on the TypeScript SDK drop progress that reaches them in the
+// same read as the call's answer, which over stdio is usual for the last
+// updates of a quick tool: report what a person watches while a long call
+// runs, never what the result does not also say (docs/guide/clients.md).
 func (c *Call) Progress(ctx context.Context, progress, total float64, message string) error {
 	if run := tasks.FromContext(ctx); run != nil {
 		return run.Progress(ctx, progress, total, message)
