@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // options are the flags of one run.
@@ -30,13 +31,21 @@ type options struct {
 	help        bool
 	version     bool
 	auth        authFlags // --auth and its companions (auth.go)
+
+	// connectTimeout bounds the wait for a stdio server's first answer
+	// (0: no bound).
+	connectTimeout time.Duration
+	// flagArgs are the flags as given (with their values), to repeat
+	// them in a corrected command line.
+	flagArgs []string
 }
 
 // parseArgs reads the flags (anywhere before --) and returns the words of
 // the command. A first word that is an http(s) URL is the server.
 func parseArgs(args []string) (*options, []string, error) {
-	o := &options{outDir: "."}
+	o := &options{outDir: ".", connectTimeout: defaultConnectTimeout}
 	var words []string
+	firstWord := -1
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
@@ -47,10 +56,14 @@ func parseArgs(args []string) (*options, []string, error) {
 			break
 		}
 		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			if len(words) == 0 {
+				firstWord = i
+			}
 			words = append(words, arg)
 			continue
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		first := i
 		next := func() (string, error) {
 			if hasValue {
 				return value, nil
@@ -112,15 +125,29 @@ func parseArgs(args []string) (*options, []string, error) {
 			o.outDir, err = next()
 		case "log-level":
 			o.logLevel, err = next()
+		case "connect-timeout":
+			var v string
+			if v, err = next(); err == nil {
+				o.connectTimeout, err = time.ParseDuration(v)
+				if err != nil || o.connectTimeout < 0 {
+					err = fmt.Errorf("--connect-timeout %q: want a duration such as 10s, or 0 to wait as long as it takes", v)
+				}
+			}
 		default:
 			var known bool
 			if known, err = o.auth.parse(name, next); !known {
-				err = fmt.Errorf("unknown flag %s", arg)
+				if len(words) > 0 && !isCommandWord(words[0]) && !isURL(words[0]) {
+					if ferr := serverFlagError(o, args, firstWord); ferr != nil {
+						return nil, nil, ferr
+					}
+				}
+				err = unknownFlag(arg, name)
 			}
 		}
 		if err != nil {
 			return nil, nil, err
 		}
+		o.flagArgs = append(o.flagArgs, args[first:i+1]...)
 	}
 	if len(words) > 0 && isURL(words[0]) {
 		if o.url != "" {

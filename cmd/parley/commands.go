@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parley-mcp/parley/client"
+	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 )
 
@@ -92,7 +93,7 @@ func runToolsCall(ctx context.Context, a *app, args []string) error {
 	res, err := sess.CallTool(ctx, name, arguments)
 	a.progress.done(a.stderr)
 	if err != nil {
-		return err
+		return noSuchTool(ctx, sess, name, err)
 	}
 	if err := a.printToolResult(name, res); err != nil {
 		return err
@@ -101,6 +102,47 @@ func runToolsCall(ctx context.Context, a *app, args []string) error {
 		return fmt.Errorf("tool %q: %w", name, errToolError)
 	}
 	return nil
+}
+
+// noSuchToolError is a call the server refused because it has no tool of
+// that name; it names the closest one it has.
+type noSuchToolError struct {
+	name, closest string
+	err           error // the server's answer
+}
+
+func (e *noSuchToolError) Error() string {
+	if e.closest != "" {
+		return fmt.Sprintf("the server has no tool %q; did you mean %q?", e.name, e.closest)
+	}
+	return fmt.Sprintf("the server has no tool %q (parley tools list lists its tools)", e.name)
+}
+
+func (e *noSuchToolError) Unwrap() error { return e.err }
+
+// noSuchTool turns the server's refusal of a call into a noSuchToolError
+// when the tool is not among those it lists; any other error is returned
+// as it is.
+func noSuchTool(ctx context.Context, sess *client.Session, name string, err error) error {
+	var (
+		rpcErr   *jsonrpc.Error
+		transErr *jsonrpc.TransportError
+	)
+	if !errors.As(err, &rpcErr) || errors.As(err, &transErr) {
+		return err
+	}
+	tools, lerr := collect(sess.Tools(ctx))
+	if lerr != nil {
+		return err
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		if t.Name == name {
+			return err // it exists: the server refused the call for another reason
+		}
+		names[i] = t.Name
+	}
+	return &noSuchToolError{name: name, closest: didYouMean(name, names), err: err}
 }
 
 // jsonArgs returns the arguments of --json, or nil.

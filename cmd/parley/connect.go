@@ -157,7 +157,7 @@ func (a *app) session(ctx context.Context) (*client.Session, error) {
 		RequestTimeout:  -1, // a person answering a form takes the time they take
 		Extensions:      sessionExtensions(ctx),
 	})
-	sess, err := c.Connect(ctx, t)
+	sess, err := a.connect(ctx, c, t)
 	if err != nil {
 		return nil, &connectError{err}
 	}

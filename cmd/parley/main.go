@@ -108,7 +108,7 @@ func main() {
 func run(ctx context.Context, a *app, args []string) int {
 	opts, words, err := parseArgs(args)
 	if err != nil {
-		fmt.Fprintf(a.stderr, "parley: %v\n\nRun parley --help for usage.\n", err)
+		fmt.Fprintf(a.stderr, "parley: %v\n", err)
 		return exitUsage
 	}
 	if opts.help {
@@ -120,13 +120,18 @@ func run(ctx context.Context, a *app, args []string) int {
 		return exitOK
 	}
 	a.opts = opts
-	if len(words) == 0 {
+	if len(args) == 0 {
 		usage(a.stderr)
 		return exitUsage
 	}
 	cmd, rest := findCommand(words)
 	if cmd == nil {
-		fmt.Fprintf(a.stderr, "parley: unknown command %q\n\nRun parley --help for usage.\n", strings.Join(words, " "))
+		err = noCommandError(opts, words)
+	} else {
+		err = urlAfterCommandError(opts, cmd, rest)
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "parley: %v\n", err)
 		return exitUsage
 	}
 	defer a.close()
@@ -188,6 +193,8 @@ Flags (anywhere before --):
   --root DIR             a root to offer the server (repeatable; default: .)
   --out DIR              where images and audio are saved (default: .)
   --log-level LEVEL      ask the server for log messages of LEVEL and above
+  --connect-timeout D    how long a server run over stdio has to answer first
+                         (default 10s; 0 waits as long as it takes)
   --version              print parley's version
   -h, --help             this help
 

@@ -44,9 +44,6 @@ type pane struct {
 	ctx    context.Context
 }
 
-// shellQuote quotes s for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // startPane runs parley with args against the fixture server (over stdio)
 // in a new 100x50 tmux pane. Its stdout goes to a file; stdin and stderr
 // are the terminal, where the forms are.
