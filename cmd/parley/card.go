@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/parley-mcp/parley/experimental/servercard"
 )
@@ -80,31 +79,31 @@ func (e *cardError) exitCode() int {
 func (a *app) printCard(c *servercard.Card) error {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	head := safeText(c.Name) + " " + safeText(c.Version)
+	head := peerLine(c.Name) + " " + peerLine(c.Version)
 	if c.Title != "" {
-		head += " (" + safeText(c.Title) + ")"
+		head += " (" + peerLine(c.Title) + ")"
 	}
 	line("%s", head)
-	line("%s", safeText(c.Description))
+	line("%s", peerLine(c.Description))
 	if c.WebsiteURL != "" {
-		line("website     %s", safeText(c.WebsiteURL))
+		line("website     %s", peerLine(c.WebsiteURL))
 	}
 	if r := c.Repository; r != nil {
-		line("repository  %s (%s)", safeText(r.URL), safeText(r.Source))
+		line("repository  %s (%s)", peerLine(r.URL), peerLine(r.Source))
 	}
 	if len(c.Remotes) == 0 {
 		line("remote      none listed")
 	}
 	for _, r := range c.Remotes {
-		line("remote      %s %s", safeText(r.Type), safeText(r.URL))
+		line("remote      %s %s", peerLine(r.Type), peerLine(r.URL))
 		if len(r.SupportedProtocolVersions) > 0 {
-			line("            protocol %s", safeText(strings.Join(r.SupportedProtocolVersions, ", ")))
+			line("            protocol %s", peerLine(strings.Join(r.SupportedProtocolVersions, ", ")))
 		}
 		for _, h := range r.Headers {
-			line("            header %s%s", safeText(h.Name), describeInput(h.Input))
+			line("            header %s%s", peerLine(h.Name), describeInput(h.Input))
 		}
 		for _, name := range slices.Sorted(mapsKeys(r.Variables)) {
-			line("            variable %s%s", safeText(name), describeInput(r.Variables[name]))
+			line("            variable %s%s", peerLine(name), describeInput(r.Variables[name]))
 		}
 	}
 	_, err := fmt.Fprint(a.stdout, b.String())
@@ -121,33 +120,17 @@ func describeInput(in servercard.Input) string {
 		flags = append(flags, "secret")
 	}
 	if in.Default != "" {
-		flags = append(flags, "default "+safeText(in.Default))
+		flags = append(flags, "default "+peerLine(in.Default))
 	}
 	if len(in.Choices) > 0 {
-		flags = append(flags, "one of "+safeText(strings.Join(in.Choices, ", ")))
+		flags = append(flags, "one of "+peerLine(strings.Join(in.Choices, ", ")))
 	}
 	s := ""
 	if len(flags) > 0 {
 		s = " (" + strings.Join(flags, ", ") + ")"
 	}
 	if in.Description != "" {
-		s += ": " + safeText(in.Description)
+		s += ": " + peerLine(in.Description)
 	}
 	return s
-}
-
-// safeText makes a string a remote server chose safe to print on a
-// terminal: control characters (escape sequences above all) and the
-// bidirectional overrides that can make text read other than it is are
-// replaced; line breaks and tabs become spaces.
-func safeText(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case unicode.IsControl(r), r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
-			return '\uFFFD'
-		}
-		return r
-	}, s)
 }

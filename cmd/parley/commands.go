@@ -289,7 +289,7 @@ func runListen(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer sub.Close()
-	fmt.Fprintf(a.stderr, "listening for %s (ctrl+c ends)\n", describeFilter(sub.Granted))
+	fmt.Fprintf(a.stderr, "listening for %s (ctrl+c ends)\n", peerLine(describeFilter(sub.Granted)))
 	for {
 		select {
 		case <-ctx.Done():

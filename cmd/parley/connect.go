@@ -30,7 +30,8 @@ type app struct {
 	// tty is the terminal forms are shown on; nil when there is none
 	// (stdin or stderr is not a terminal).
 	tty *terminal
-	// width wraps text output at that many columns; 0 does not wrap.
+	// width is the width of the terminal stdout is, 0 when it is none:
+	// text wraps at it (up to maxWrap), tables fit in it.
 	width int
 	opts  *options
 

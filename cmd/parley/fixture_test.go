@@ -24,8 +24,12 @@ func TestMain(m *testing.M) {
 	case "parley":
 		main()
 		return
-	case "fixture":
-		s, err := newFixture()
+	case "fixture", "hostile":
+		newServer := newFixture
+		if os.Getenv("PARLEY_TEST_ROLE") == "hostile" {
+			newServer = newHostile // peertext_test.go
+		}
+		s, err := newServer()
 		if err == nil {
 			err = s.ServeConn(context.Background(), stdio.ServerConn(nil))
 		}

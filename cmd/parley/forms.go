@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 
 	"github.com/parley-mcp/parley/mcp"
@@ -36,8 +37,10 @@ type formValue struct {
 // each validated as it is left. ctrl+c cancels.
 func (a *app) runForm(ctx context.Context, message string, fields []field, prefill map[string]any) (*mcp.ElicitResult, error) {
 	choice := choiceAccept
+	// The question heads both pages: it stays above the fields while the
+	// person fills them in.
+	question := peerText(message)
 	intro := huh.NewGroup(
-		huh.NewNote().Title("The server asks:").Description(message),
 		huh.NewSelect[string]().
 			Title("Answer?").
 			Options(
@@ -46,7 +49,7 @@ func (a *app) runForm(ctx context.Context, message string, fields []field, prefi
 				huh.NewOption("Cancel", choiceCancel),
 			).
 			Value(&choice),
-	)
+	).Title("The server asks:").Description(question)
 	values := make([]*formValue, len(fields))
 	hfields := make([]huh.Field, 0, len(fields))
 	for i, f := range fields {
@@ -56,13 +59,11 @@ func (a *app) runForm(ctx context.Context, message string, fields []field, prefi
 	}
 	groups := []*huh.Group{intro}
 	if len(hfields) > 0 {
-		groups = append(groups, huh.NewGroup(hfields...).WithHideFunc(func() bool { return choice != choiceAccept }))
+		groups = append(groups, huh.NewGroup(hfields...).
+			Title("The server asks:").Description(question).
+			WithHideFunc(func() bool { return choice != choiceAccept }))
 	}
-	form := huh.NewForm(groups...).
-		WithInput(a.tty.in).
-		WithOutput(a.tty.out).
-		WithShowHelp(true)
-	err := form.RunWithContext(ctx)
+	err := a.runHuh(ctx, huh.NewForm(groups...))
 	switch {
 	case errors.Is(err, huh.ErrUserAborted):
 		return &mcp.ElicitResult{Action: mcp.ActionCancel}, nil
@@ -89,11 +90,11 @@ func (a *app) runForm(ctx context.Context, message string, fields []field, prefi
 // on the command line, or the schema's default).
 func (v *formValue) build(initial any) huh.Field {
 	f := v.field
-	title := f.label()
+	title := peerLine(f.label())
 	if f.required {
 		title += " *"
 	}
-	desc := schemaDescription(f.schema)
+	desc := peerText(schemaDescription(f.schema))
 	if opts, multi, ok := enumOptions(f.schema); ok {
 		hopts := make([]huh.Option[string], 0, len(opts)+1)
 		if multi {
@@ -102,21 +103,27 @@ func (v *formValue) build(initial any) huh.Field {
 			}
 			v.multi, _ = initial.([]string)
 			for _, o := range opts {
-				hopts = append(hopts, huh.NewOption(o.title, o.value))
+				hopts = append(hopts, huh.NewOption(peerLine(o.title), o.value))
 			}
 			v.get = func() (any, bool, error) {
 				out := append([]string{}, v.multi...)
 				return out, f.required || len(out) > 0, checkItems(f.schema, len(out))
 			}
-			return huh.NewMultiSelect[string]().Title(title).Description(joinHints(desc, itemsHint(f.schema))).
+			desc = joinHints(desc, itemsHint(f.schema))
+			// Every option shown at once: without a height, huh v2.0.3
+			// sizes the list by its options less the title's and the
+			// description's lines, which shows one option of three. The
+			// form still shrinks a field that does not fit the terminal.
+			return huh.NewMultiSelect[string]().Title(title).Description(desc).
 				Options(hopts...).Value(&v.multi).
+				Height(len(hopts) + lineCount(title) + lineCount(desc)).
 				Validate(func(s []string) error { return checkItems(f.schema, len(s)) })
 		}
 		if !f.required {
 			hopts = append(hopts, huh.NewOption("(none)", ""))
 		}
 		for _, o := range opts {
-			hopts = append(hopts, huh.NewOption(o.title, o.value))
+			hopts = append(hopts, huh.NewOption(peerLine(o.title), o.value))
 		}
 		if initial == nil {
 			initial, _ = defaultValue(f.schema)
@@ -175,6 +182,29 @@ func (v *formValue) build(initial any) huh.Field {
 	return huh.NewNote().Title(title).Description("(a field parley cannot show)")
 }
 
+// runHuh runs a form on the terminal. ctrl+c ends it as huh's abort
+// (ErrUserAborted), but cleanly: huh answers its quit key with Bubble
+// Tea's interrupt, which ends the program without drawing the last frame,
+// leaving the form on the screen; here that interrupt becomes a quit, whose
+// last frame (an aborted form draws nothing) takes the form away.
+func (a *app) runHuh(ctx context.Context, form *huh.Form) error {
+	form = form.WithProgramOptions(tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
+		if _, ok := msg.(tea.InterruptMsg); ok && form.State == huh.StateAborted {
+			return tea.QuitMsg{}
+		}
+		return msg
+	}))
+	return form.WithInput(a.tty.in).WithOutput(a.tty.out).WithShowHelp(true).RunWithContext(ctx)
+}
+
+// lineCount is the number of lines s takes (without wrapping).
+func lineCount(s string) int {
+	if s == "" {
+		return 0
+	}
+	return strings.Count(s, "\n") + 1
+}
+
 func joinHints(parts ...string) string {
 	var out []string
 	for _, p := range parts {
@@ -227,7 +257,7 @@ func itemsHint(s mcp.PrimitiveSchemaDefinition) string {
 // runReply asks the person to type a sampling reply.
 func (a *app) runReply(ctx context.Context, maxTokens int64) (string, error) {
 	var reply string
-	form := huh.NewForm(huh.NewGroup(
+	err := a.runHuh(ctx, huh.NewForm(huh.NewGroup(
 		huh.NewText().Title("Your reply (as the model)").
 			Description(fmt.Sprintf("up to about %d tokens; ctrl+c refuses", maxTokens)).
 			Value(&reply).
@@ -237,8 +267,7 @@ func (a *app) runReply(ctx context.Context, maxTokens int64) (string, error) {
 				}
 				return nil
 			}),
-	)).WithInput(a.tty.in).WithOutput(a.tty.out).WithShowHelp(true)
-	err := form.RunWithContext(ctx)
+	)))
 	if errors.Is(err, huh.ErrUserAborted) {
 		a.refused.Store(true)
 		return "", errSamplingRefused

@@ -148,9 +148,10 @@ func run(ctx context.Context, a *app, args []string) int {
 	case errors.As(err, &usage):
 		// A mistake on the command line is said as such, without the
 		// layers it passed through (the client, a form's callback).
-		fmt.Fprintf(a.stderr, "parley: %v\n", usage)
+		fmt.Fprintf(a.stderr, "parley: %s\n", peerText(usage.Error()))
 	default:
-		fmt.Fprintf(a.stderr, "parley: %v\n", err)
+		// The error may hold what the server answered with.
+		fmt.Fprintf(a.stderr, "parley: %s\n", peerText(err.Error()))
 	}
 	return code
 }

@@ -77,7 +77,7 @@ func renderProgress(p *mcp.ProgressNotificationParams) string {
 		fmt.Fprintf(&b, "progress %s", formatNumber(p.Progress))
 	}
 	if p.Message != "" {
-		b.WriteString(" " + p.Message)
+		b.WriteString(" " + peerLine(p.Message))
 	}
 	return b.String()
 }
@@ -110,10 +110,11 @@ func (a *app) onLog(_ context.Context, p *mcp.LoggingMessageNotificationParams) 
 			text = string(raw)
 		}
 	}
+	text = peerText(text)
 	if p.Logger != "" {
-		text = p.Logger + ": " + text
+		text = peerLine(p.Logger) + ": " + text
 	}
-	line := fmt.Sprintf("[%s] %s", p.Level, text)
+	line := fmt.Sprintf("[%s] %s", peerLine(string(p.Level)), text)
 	pl := &a.progress
 	pl.mu.Lock()
 	defer pl.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/parley-mcp/parley/client"
 	"github.com/parley-mcp/parley/mcp"
@@ -55,9 +57,9 @@ func (a *app) printInfo(sess *client.Session, d *mcp.DiscoverResult) error {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	if si := doc.ServerInfo; si != nil {
-		name := si.Name + " " + si.Version
+		name := peerLine(si.Name) + " " + peerLine(si.Version)
 		if si.Title != "" {
-			name += " (" + si.Title + ")"
+			name += " (" + peerLine(si.Title) + ")"
 		}
 		fmt.Fprintf(tw, "Server:\t%s\n", name)
 	}
@@ -67,17 +69,17 @@ func (a *app) printInfo(sess *client.Session, d *mcp.DiscoverResult) error {
 		for i, v := range doc.SupportedVersions {
 			vs[i] = string(v)
 		}
-		fmt.Fprintf(tw, "Versions:\t%s\n", strings.Join(vs, ", "))
+		fmt.Fprintf(tw, "Versions:\t%s\n", peerLine(strings.Join(vs, ", ")))
 	}
 	fmt.Fprintf(tw, "Offers:\t%s\n", describeCapabilities(&d.Capabilities))
 	if exts := slices.Sorted(mapsKeys(d.Capabilities.Extensions)); len(exts) > 0 {
-		fmt.Fprintf(tw, "Extensions:\t%s\n", strings.Join(exts, ", "))
+		fmt.Fprintf(tw, "Extensions:\t%s\n", peerLine(strings.Join(exts, ", ")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if d.Instructions != "" {
-		fmt.Fprintf(a.stdout, "Instructions:\n%s\n", indent(a.wrap(d.Instructions, 2), "  "))
+		fmt.Fprintf(a.stdout, "Instructions:\n%s\n", indent(a.wrap(peerText(d.Instructions), 2), "  "))
 	}
 	return nil
 }
@@ -161,18 +163,93 @@ func printList[T any](a *app, key, what, header string, items []T, footer string
 		fmt.Fprintf(a.stdout, "(no %s)\n", what)
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, header)
+	rows := [][]string{strings.Split(header, "\t")}
 	for _, it := range items {
-		fmt.Fprintln(tw, row(it))
+		rows = append(rows, tableCells(row(it), len(rows[0])))
 	}
-	if err := tw.Flush(); err != nil {
+	if _, err := io.WriteString(a.stdout, renderTable(rows, a.width)); err != nil {
 		return err
 	}
 	if footer != "" {
 		fmt.Fprintln(a.stdout, footer)
 	}
 	return nil
+}
+
+// tableCells splits a row into its n cells, each made safe to print on
+// one line (the cells are a server's names and descriptions); a tab in the
+// last cell's text does not make a column of its own.
+func tableCells(row string, n int) []string {
+	cells := strings.SplitN(row, "\t", n)
+	for i, c := range cells {
+		cells[i] = peerLine(c)
+	}
+	return cells
+}
+
+// tableGap is the space between two columns of a table.
+const tableGap = 2
+
+// renderTable lays rows out in columns, the first row being the header.
+// Each column is as wide as its widest cell, and the last is not padded.
+// Given the terminal's width (0: no terminal), a table wider than it is
+// made to fit: the last column (a description) gives way first, down to
+// 20 columns, then the widest column, down to 8; a cut cell ends in "…".
+func renderTable(rows [][]string, width int) string {
+	n := 0
+	for _, r := range rows {
+		n = max(n, len(r))
+	}
+	widths := make([]int, n)
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	if width > 0 {
+		fitColumns(widths, width)
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			c = clip(c, widths[i])
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+tableGap))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// fitColumns narrows widths until the columns, with their gaps, fit in
+// width, or can give no more.
+func fitColumns(widths []int, width int) {
+	total := func() int {
+		t := tableGap * (len(widths) - 1)
+		for _, w := range widths {
+			t += w
+		}
+		return t
+	}
+	const minLast, minOther = 20, 8
+	last := len(widths) - 1
+	if over := total() - width; over > 0 && widths[last] > minLast {
+		widths[last] -= min(over, widths[last]-minLast)
+	}
+	for total() > width {
+		widest := -1
+		for i, w := range widths {
+			if w > minOther && (widest < 0 || w > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			return
+		}
+		widths[widest]--
+	}
 }
 
 func orEmpty[T any](s []T) []T {
@@ -208,7 +285,7 @@ func describeArguments(schema json.RawMessage) string {
 
 // clip shortens s to max runes, marking the cut with an ellipsis.
 func clip(s string, max int) string {
-	if r := []rune(s); len(r) > max {
+	if r := []rune(s); len(r) > max && max > 0 {
 		return string(r[:max-1]) + "…"
 	}
 	return s
@@ -285,7 +362,7 @@ func (a *app) printCompletion(res *mcp.CompleteResult) error {
 		fmt.Fprintln(a.stdout, "(no completions)")
 	}
 	for _, v := range c.Values {
-		fmt.Fprintln(a.stdout, v)
+		fmt.Fprintln(a.stdout, peerLine(v))
 	}
 	switch {
 	case c.Total > len(c.Values):
@@ -313,7 +390,7 @@ func (a *app) printToolResult(name string, res *mcp.CallToolResult) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "%s\n", raw)
+		fmt.Fprintf(a.stdout, "%s\n", peerText(string(raw)))
 	}
 	return nil
 }
@@ -323,10 +400,10 @@ func (a *app) printPrompt(name string, res *mcp.GetPromptResult) error {
 		return a.writeJSON(res)
 	}
 	if res.Description != "" {
-		fmt.Fprintln(a.stdout, a.wrap(res.Description, 0))
+		fmt.Fprintln(a.stdout, a.wrap(peerText(res.Description), 0))
 	}
 	for i, m := range res.Messages {
-		fmt.Fprintf(a.stdout, "[%s]\n", m.Role)
+		fmt.Fprintf(a.stdout, "[%s]\n", peerLine(string(m.Role)))
 		if err := a.printBlock(name, i+1, m.Content); err != nil {
 			return err
 		}
@@ -350,15 +427,15 @@ func (a *app) printContents(c mcp.ResourceContents, n int, header bool) error {
 	switch c := c.(type) {
 	case *mcp.TextResourceContents:
 		if header {
-			fmt.Fprintf(a.stdout, "[%s]\n", c.URI)
+			fmt.Fprintf(a.stdout, "[%s]\n", peerLine(c.URI))
 		}
-		fmt.Fprintln(a.stdout, a.wrap(strings.TrimRight(c.Text, "\n"), 0))
+		fmt.Fprintln(a.stdout, a.wrap(peerText(strings.TrimRight(c.Text, "\n")), 0))
 	case *mcp.BlobResourceContents:
 		file, err := a.save(baseName(c.URI, n), c.MIMEType, c.Blob)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "[%s: %s, %d bytes, saved to %s]\n", c.URI, dash(c.MIMEType), len(c.Blob), file)
+		fmt.Fprintf(a.stdout, "[%s: %s, %d bytes, saved to %s]\n", peerLine(c.URI), peerLine(dash(c.MIMEType)), len(c.Blob), peerLine(file))
 	}
 	return nil
 }
@@ -368,23 +445,23 @@ func (a *app) printContents(c mcp.ResourceContents, n int, header bool) error {
 func (a *app) printBlock(name string, n int, b mcp.ContentBlock) error {
 	switch b := b.(type) {
 	case *mcp.TextContent:
-		fmt.Fprintln(a.stdout, a.wrap(b.Text, 0))
+		fmt.Fprintln(a.stdout, a.wrap(peerText(b.Text), 0))
 	case *mcp.ImageContent:
 		file, err := a.save(fmt.Sprintf("%s-%d", safeName(name), n), b.MIMEType, b.Data)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "[image %s, %d bytes, saved to %s]\n", b.MIMEType, len(b.Data), file)
+		fmt.Fprintf(a.stdout, "[image %s, %d bytes, saved to %s]\n", peerLine(b.MIMEType), len(b.Data), peerLine(file))
 	case *mcp.AudioContent:
 		file, err := a.save(fmt.Sprintf("%s-%d", safeName(name), n), b.MIMEType, b.Data)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "[audio %s, %d bytes, saved to %s]\n", b.MIMEType, len(b.Data), file)
+		fmt.Fprintf(a.stdout, "[audio %s, %d bytes, saved to %s]\n", peerLine(b.MIMEType), len(b.Data), peerLine(file))
 	case *mcp.ResourceLink:
-		fmt.Fprintf(a.stdout, "[link %s %q", b.URI, b.Name)
+		fmt.Fprintf(a.stdout, "[link %s %q", peerLine(b.URI), b.Name)
 		if b.MIMEType != "" {
-			fmt.Fprintf(a.stdout, " %s", b.MIMEType)
+			fmt.Fprintf(a.stdout, " %s", peerLine(b.MIMEType))
 		}
 		fmt.Fprintln(a.stdout, "]")
 	case *mcp.EmbeddedResource:
@@ -394,7 +471,7 @@ func (a *app) printBlock(name string, n int, b mcp.ContentBlock) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "%s\n", raw)
+		fmt.Fprintf(a.stdout, "%s\n", peerText(string(raw)))
 	}
 	return nil
 }
@@ -484,17 +561,22 @@ func (a *app) printEvent(ev client.ListenEvent) error {
 		return err
 	}
 	if ev.URI != "" {
-		_, err := fmt.Fprintf(a.stdout, "%s %s\n", ev.Method, ev.URI)
+		_, err := fmt.Fprintf(a.stdout, "%s %s\n", peerLine(ev.Method), peerLine(ev.URI))
 		return err
 	}
-	_, err := fmt.Fprintln(a.stdout, ev.Method)
+	_, err := fmt.Fprintln(a.stdout, peerLine(ev.Method))
 	return err
 }
 
-// wrap breaks text into lines of at most a.width columns, less indent
-// (no wrapping when a.width is 0), at spaces; longer words stay whole.
+// maxWrap is the widest text is wrapped to, however wide the terminal:
+// longer lines are hard to read.
+const maxWrap = 100
+
+// wrap breaks text into lines of at most a.width (and maxWrap) columns,
+// less indent (no wrapping when a.width is 0), at spaces; longer words
+// stay whole.
 func (a *app) wrap(text string, indent int) string {
-	width := a.width - indent
+	width := min(a.width, maxWrap) - indent
 	if a.width == 0 || width < 20 {
 		return text
 	}

@@ -38,7 +38,7 @@ func stdoutWidth() int {
 	if err != nil || w <= 0 {
 		return 0
 	}
-	return min(w, 100)
+	return w
 }
 
 // interactive reports whether questions may be asked at the terminal.
@@ -68,7 +68,7 @@ func (e *noAnswerError) Error() string {
 // the error that ends the call.
 func (a *app) unanswerable(e *noAnswerError) error {
 	a.unanswered.Store(true)
-	fmt.Fprintf(a.stderr, "parley: %v\n", e)
+	fmt.Fprintf(a.stderr, "parley: %s\n", peerText(e.Error()))
 	return e
 }
 
@@ -130,7 +130,7 @@ func (a *app) elicitURL(ctx context.Context, p *mcp.ElicitRequestURLParams) (*mc
 			hint: "run parley on a terminal to open " + p.URL + ", or refuse with --refuse decline"})
 	}
 	out := a.tty.out
-	fmt.Fprintf(out, "\n%s\n\n  %s\n\n", p.Message, p.URL)
+	fmt.Fprintf(out, "\n%s\n\n  %s\n\n", peerText(p.Message), peerLine(p.URL))
 	if a.opts.open {
 		if err := a.open(p.URL); err != nil {
 			fmt.Fprintf(out, "(could not open a browser: %v)\n", err)
@@ -204,12 +204,12 @@ func (a *app) sample(ctx context.Context, p *mcp.CreateMessageRequestParams) (*m
 	out := a.tty.out
 	fmt.Fprintln(out, "\nThe server asks for a model's reply (sampling). The conversation:")
 	if p.SystemPrompt != "" {
-		fmt.Fprintf(out, "[system]\n%s\n", p.SystemPrompt)
+		fmt.Fprintf(out, "[system]\n%s\n", peerText(p.SystemPrompt))
 	}
 	for _, m := range p.Messages {
-		fmt.Fprintf(out, "[%s]\n", m.Role)
+		fmt.Fprintf(out, "[%s]\n", peerLine(string(m.Role)))
 		for _, b := range m.Content {
-			fmt.Fprintln(out, samplingBlockText(b))
+			fmt.Fprintln(out, peerText(samplingBlockText(b)))
 		}
 	}
 	reply, err := a.runReply(ctx, p.MaxTokens)

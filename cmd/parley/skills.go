@@ -91,20 +91,20 @@ func runSkillsFetch(ctx context.Context, a *app, args []string) error {
 	if a.opts.jsonOut {
 		return a.writeJSON(map[string]any{"skill": entry, "files": files})
 	}
-	fmt.Fprintf(a.stderr, "skill %s (%s), verified against its entry\n", entry.Name(), entry.URI)
+	fmt.Fprintf(a.stderr, "skill %s (%s), verified against its entry\n", peerLine(entry.Name()), peerLine(entry.URI))
 	for i, f := range files {
 		if f.Blob == nil && len(files) > 1 {
-			fmt.Fprintf(a.stdout, "[%s]\n", f.URI)
+			fmt.Fprintf(a.stdout, "[%s]\n", peerLine(f.URI))
 		}
 		if f.Blob != nil {
 			file, err := a.save(baseName(f.URI, i+1), "", f.Blob)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "[%s: %d bytes, saved to %s]\n", f.URI, len(f.Blob), file)
+			fmt.Fprintf(a.stdout, "[%s: %d bytes, saved to %s]\n", peerLine(f.URI), len(f.Blob), peerLine(file))
 			continue
 		}
-		fmt.Fprintln(a.stdout, strings.TrimRight(f.Text, "\n"))
+		fmt.Fprintln(a.stdout, peerText(strings.TrimRight(f.Text, "\n")))
 	}
 	return nil
 }

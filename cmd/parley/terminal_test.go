@@ -49,6 +49,23 @@ type pane struct {
 // are the terminal, where the forms are.
 func startPane(t *testing.T, args ...string) *pane {
 	t.Helper()
+	return startPaneWith(t, paneOptions{}, args...)
+}
+
+// paneOptions change startPane's pane.
+type paneOptions struct {
+	width int // columns; 0 for 100
+	// stdoutOnPane leaves stdout on the terminal too, instead of a file.
+	stdoutOnPane bool
+	// server is the PARLEY_TEST_ROLE of the server; "" for the fixture.
+	server string
+}
+
+// startPaneWith is startPane with options. Once parley has exited, the
+// pane stays until the test ends, so that what parley left on the
+// screen can be read.
+func startPaneWith(t *testing.T, o paneOptions, args ...string) *pane {
+	t.Helper()
 	tmux := requireTmux(t)
 	exe, err := os.Executable()
 	if err != nil {
@@ -63,20 +80,36 @@ func startPane(t *testing.T, args ...string) *pane {
 	// failing with exit code 66, so that exit() can tell ours from one in
 	// a dependency (see raceReports).
 	race := "GORACE=exitcode=0 log_path=" + filepath.Join(dir, "race")
+	server := o.server
+	if server == "" {
+		server = "fixture"
+	}
 	cmd := []string{"env", race, "PARLEY_TEST_ROLE=parley", exe}
 	cmd = append(cmd, args...)
-	cmd = append(cmd, "--", "env", race, "PARLEY_TEST_ROLE=fixture", exe)
+	cmd = append(cmd, "--", "env", race, "PARLEY_TEST_ROLE="+server, exe)
 	quoted := make([]string, len(cmd))
 	for i, c := range cmd {
 		quoted[i] = shellQuote(c)
 	}
-	script := strings.Join(quoted, " ") + " >" + shellQuote(filepath.Join(dir, "stdout")) +
-		"\necho $? >" + shellQuote(filepath.Join(dir, "rc.tmp")) +
-		" && mv " + shellQuote(filepath.Join(dir, "rc.tmp")) + " " + shellQuote(filepath.Join(dir, "rc")) + "\n"
+	stdout := filepath.Join(dir, "stdout")
+	script := strings.Join(quoted, " ")
+	if !o.stdoutOnPane {
+		script += " >" + shellQuote(stdout)
+	}
+	// The exit code, then a process that holds the pane (and what parley
+	// left on it) until the test's tmux server is killed.
+	script += "\nrc=$?\ntouch " + shellQuote(stdout) +
+		"\necho $rc >" + shellQuote(filepath.Join(dir, "rc.tmp")) +
+		" && mv " + shellQuote(filepath.Join(dir, "rc.tmp")) + " " + shellQuote(filepath.Join(dir, "rc")) +
+		"\nexec cat >/dev/null\n"
 	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p.tmuxCmd("-f", "/dev/null", "new-session", "-d", "-s", "parley", "-x", "100", "-y", "50", "sh "+shellQuote(filepath.Join(dir, "run.sh")))
+	width := o.width
+	if width == 0 {
+		width = 100
+	}
+	p.tmuxCmd("-f", "/dev/null", "new-session", "-d", "-s", "parley", "-x", strconv.Itoa(width), "-y", "50", "sh "+shellQuote(filepath.Join(dir, "run.sh")))
 	t.Cleanup(func() { exec.Command(tmux, "-S", p.socket, "kill-server").Run() })
 	return p
 }
