@@ -99,7 +99,7 @@ func runToolsCall(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if res.IsError {
-		return fmt.Errorf("tool %q: %w", name, errToolError)
+		return &toolFailedError{name}
 	}
 	return nil
 }

@@ -53,6 +53,7 @@ type app struct {
 	refused    atomic.Bool
 	unanswered atomic.Bool
 
+	outcome  outcome // how the questions went, for the last messages (messages.go)
 	progress progressLine
 	formMu   sync.Mutex // one form on the terminal at a time
 }
@@ -201,12 +202,20 @@ func version() string {
 	return "devel"
 }
 
-// open opens url for the person, with --open.
+// open opens url for the person, with --open: only a URL that a browser
+// opens as a page, which a server's URL (an elicitation, a login) need not
+// be (see openable).
 func (a *app) open(url string) error {
+	if err := openable(url); err != nil {
+		return err
+	}
 	if a.openURL != nil {
 		return a.openURL(url)
 	}
-	return openBrowser(url)
+	if err := openBrowser(url); err != nil {
+		return fmt.Errorf("could not open a browser: %w", err)
+	}
+	return nil
 }
 
 // openBrowser opens url in the user's browser.

@@ -269,7 +269,7 @@ func (a *app) runReply(ctx context.Context, maxTokens int64) (string, error) {
 			}),
 	)))
 	if errors.Is(err, huh.ErrUserAborted) {
-		a.refused.Store(true)
+		a.refuse("refused")
 		return "", errSamplingRefused
 	}
 	if err != nil {

@@ -151,8 +151,15 @@ func run(ctx context.Context, a *app, args []string) int {
 		fmt.Fprintf(a.stderr, "parley: %s\n", peerText(usage.Error()))
 	default:
 		// The error may hold what the server answered with.
-		fmt.Fprintf(a.stderr, "parley: %s\n", peerText(err.Error()))
+		fmt.Fprintf(a.stderr, "parley: %s\n", peerText(a.describe(err)))
 	}
+	// With --json, stdout holds one document either way: the result, or
+	// the error (a tool's error result is its result).
+	// (Not the bridge's: its stdout is the host's.)
+	if a.opts.jsonOut && err != nil && !errors.Is(err, errReported) && !errors.Is(err, errToolError) && cmd.words != "bridge" {
+		a.writeJSONError(err)
+	}
+	a.warnUnusedAnswers()
 	return code
 }
 

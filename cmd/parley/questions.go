@@ -68,6 +68,9 @@ func (e *noAnswerError) Error() string {
 // the error that ends the call.
 func (a *app) unanswerable(e *noAnswerError) error {
 	a.unanswered.Store(true)
+	a.outcome.mu.Lock()
+	a.outcome.noAnswer = e
+	a.outcome.mu.Unlock()
 	fmt.Fprintf(a.stderr, "parley: %s\n", peerText(e.Error()))
 	return e
 }
@@ -78,7 +81,7 @@ func (a *app) elicit(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.Elici
 	defer a.formMu.Unlock()
 	defer a.hold()()
 	if a.opts.refuse != "" {
-		a.refused.Store(true)
+		a.refuse(refusalOf(a.opts.refuse))
 		return &mcp.ElicitResult{Action: mcp.ElicitAction(a.opts.refuse)}, nil
 	}
 	var (
@@ -94,7 +97,7 @@ func (a *app) elicit(ctx context.Context, p mcp.ElicitRequestParams) (*mcp.Elici
 		return nil, fmt.Errorf("unknown elicitation %T", p)
 	}
 	if err == nil && res.Action != mcp.ActionAccept {
-		a.refused.Store(true)
+		a.refuse(refusalOf(string(res.Action)))
 	}
 	return res, err
 }
@@ -105,6 +108,7 @@ func (a *app) elicitForm(ctx context.Context, p *mcp.ElicitRequestFormParams) (*
 		return nil, err
 	}
 	fields := formFields(&p.RequestedSchema)
+	a.formAsked(fields, answers)
 	content, missing, err := fillForm(fields, answers)
 	if err != nil {
 		return nil, err
@@ -133,7 +137,7 @@ func (a *app) elicitURL(ctx context.Context, p *mcp.ElicitRequestURLParams) (*mc
 	fmt.Fprintf(out, "\n%s\n\n  %s\n\n", peerText(p.Message), peerLine(p.URL))
 	if a.opts.open {
 		if err := a.open(p.URL); err != nil {
-			fmt.Fprintf(out, "(could not open a browser: %v)\n", err)
+			fmt.Fprintf(out, "(%s)\n", peerText(err.Error()))
 		}
 	}
 	fmt.Fprint(out, "Press enter when done (d then enter declines, c then enter cancels): ")

@@ -97,12 +97,12 @@ func TestTerminalTableFitsTheWidth(t *testing.T) {
 // sequences as text.
 func TestTerminalPeerText(t *testing.T) {
 	for _, c := range []struct {
-		tool, shows string
-		keys        []string
+		tool, shows, ready string
+		keys               []string
 	}{
-		{"asks", "Question ", []string{"Down", "Enter"}}, // decline
-		{"visit", "Visit ", []string{"d", "Enter"}},
-		{"sample", "Sampling ", []string{"C-c"}},
+		{"asks", "Question ", "Fill in the form", []string{"Down", "Enter"}}, // decline
+		{"visit", "Visit ", "Press enter when done", []string{"d", "Enter"}},
+		{"sample", "Sampling ", "Your reply", []string{"C-c"}},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			p := startPaneWith(t, paneOptions{server: "hostile"}, "tools", "call", c.tool)
@@ -110,6 +110,7 @@ func TestTerminalPeerText(t *testing.T) {
 			if title := p.tmuxCmd("display-message", "-p", "-t", "parley", "#{pane_title}"); strings.Contains(title, "pwned") {
 				t.Errorf("the server retitled the window: %q", title)
 			}
+			p.waitFor(c.ready) // keys sent before it would reach the shell
 			p.keys(c.keys...)
 			p.exit()
 		})
