@@ -296,6 +296,31 @@ func ErrorResult(text string) *CallToolResult {
 	return newTextResult(text, true)
 }
 
+// Text returns the text of the result's text blocks, in order, joined by
+// newlines: what a tool said, for printing or logging it. Images, audio,
+// resource links and embedded resources are left out, and so is
+// StructuredContent (decode it with DecodeStructuredContent). A nil result
+// has no text.
+func (r *CallToolResult) Text() string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range r.Content {
+		t, ok := c.(*TextContent)
+		if !ok || t == nil {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(t.Text)
+		n++
+	}
+	return b.String()
+}
+
 // DecodeStructuredContent decodes StructuredContent into v. It reports
 // false when there is none.
 func (r *CallToolResult) DecodeStructuredContent(v any) (bool, error) {
