@@ -2,8 +2,8 @@
 // server offers, and asks the person at the terminal the server's questions
 // as forms.
 //
-//	go install github.com/parley-mcp/parley/cmd/parley@latest
-//	parley -- ./my-server --flag tools list
+//	go install ./cmd/parley                    # in a clone of Parley (not published yet)
+//	parley tools list -- ./my-server --flag    # a server run over stdio: its command last, after --
 //	parley https://example.com/mcp tools call add a=1 b=2
 //
 // Run parley --help for the whole usage, and see docs/guide/cli.md.
