@@ -1,13 +1,13 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli bench-load load-smoke otel
+.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli docs bench-load load-smoke otel
 
 # The stages of `make test`, in order; a new stage is one more word here
 # (and its target below). scripts/stages.sh runs them one after another,
 # stops at the first that fails, and ends with one line that says the
 # verdict: "make test: 12 stages passed in 6m40s", or the stage that failed.
-STAGES = deps fmt vet api unit otel allocs fuzz bench-smoke load-smoke examples cli conformance interop apps fleet
+STAGES = deps fmt vet api unit otel allocs fuzz bench-smoke load-smoke examples cli docs conformance interop apps fleet
 
 test:
 	@MAKE="$(MAKE)" bash scripts/stages.sh $(STAGES)
@@ -21,16 +21,30 @@ fmt:
 	@out=$$(gofmt -l .); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# staticcheck's version is pinned; go run fetches it from the module proxy.
-STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# staticcheck's version is pinned. It is built once, from the module proxy,
+# into a cache folder (named by its version and Go's, so that a new Go
+# builds it anew), and every module's vet runs that binary: go run built
+# (or at least linked and checked) it again for each of them.
+STATICCHECK_VERSION = v0.8.2
+TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/parley-tools
+STATICCHECK = $(TOOLS_DIR)/staticcheck-$(STATICCHECK_VERSION)-$(shell $(GO) env GOVERSION)
 
-vet:
+$(STATICCHECK):
+	@mkdir -p $(TOOLS_DIR)
+	@# Built beside its final name and renamed, so that two builds at once
+	@# (two checkouts on one machine) never leave half a binary there.
+	tmp=$$(mktemp -d $(TOOLS_DIR)/build.XXXXXX) && \
+	GOBIN=$$tmp GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) && \
+	mv $$tmp/staticcheck $@ && rmdir $$tmp
+
+vet: $(STATICCHECK)
 	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
-	cd bench && $(GO) run $(STATICCHECK) ./...
-	cd interop && $(GO) run $(STATICCHECK) ./...
-	cd browser && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
+	$(STATICCHECK) ./...
+	cd bench && $(STATICCHECK) ./...
+	cd interop && $(STATICCHECK) ./...
+	cd browser && $(GO) vet ./... && $(STATICCHECK) ./...
 	@bash scripts/stages.sh --self-test
+	@bash scripts/deps.sh --self-test
 	@# Every listed mutation must still apply to the code it names, so that
 	@# `make mutate` keeps measuring what docs/testing.md says it does.
 	$(GO) run scripts/mutate/main.go -check
@@ -52,9 +66,10 @@ api-record:
 # (scripts/deps.sh installs it); here its absence is a failure, not a skip.
 # The allocation budgets are left to the allocs stage (the race detector
 # changes allocation counts), by name, so that nothing here reports a skip.
-# cmd/parley's terminal tests are the cli stage's (with tmux required).
+# cmd/parley's terminal tests are the cli stage's (with tmux required), and
+# the commands of the docs the docs stage's.
 unit:
-	PARLEY_REQUIRE_REDIS=1 $(GO) test -race -skip AllocBudget $$($(GO) list ./... | grep -v '/cmd/parley$$')
+	PARLEY_REQUIRE_REDIS=1 $(GO) test -race -skip AllocBudget $$($(GO) list ./... | grep -v -e '/cmd/parley$$' -e '/internal/docscheck$$')
 
 # Allocation budgets are asserted without -race, which perturbs them.
 allocs:
@@ -113,6 +128,12 @@ examples:
 cli:
 	PARLEY_REQUIRE_TMUX=1 $(GO) test -race -count=1 ./cmd/parley/
 
+# The README's every shell block and every install line of the README and
+# the guides, run as written in a sandbox: a copy of the checkout as the
+# clone, a fresh module beside it (internal/docscheck).
+docs:
+	$(GO) test -count=1 ./internal/docscheck/
+
 # Mutation testing of the security-critical packages (about 10 minutes; not
 # part of test): see docs/testing.md.
 mutate:
@@ -152,5 +173,5 @@ apps:
 # depend on OpenTelemetry): vet, staticcheck, its tests with the race
 # detector, its allocation budget without it, and its example run to
 # completion (printing the span tree; no collector needed).
-otel:
-	cd otel && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./... && $(GO) test -count=1 -run AllocBudget ./... && $(GO) run ./examples/otlp
+otel: $(STATICCHECK)
+	cd otel && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -race -count=1 ./... && $(GO) test -count=1 -run AllocBudget ./... && $(GO) run ./examples/otlp

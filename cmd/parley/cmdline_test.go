@@ -2,11 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parley-mcp/parley/jsonrpc"
+	"github.com/parley-mcp/parley/mcp"
+	"github.com/parley-mcp/parley/server"
+	"github.com/parley-mcp/parley/transport"
 )
 
 // TestCommandLineMistakes: each mistake a newcomer makes on the command
@@ -97,6 +105,7 @@ func TestDidYouMean(t *testing.T) {
 		"frobnicate": "",
 		"ur":         "url",
 		"OUT":        "out",
+		"jxxn":       "", // two of four letters: no slip
 	} {
 		if got := didYouMean(name, flagNames); got != want {
 			t.Errorf("didYouMean(%q) = %q, want %q", name, got, want)
@@ -118,5 +127,26 @@ func TestUnknownToolDidYouMean(t *testing.T) {
 		if r.code != exitProtocol || r.stderr != want {
 			t.Errorf("tools call %s: exit %d, stderr %q; want %d and %q", name, r.code, r.stderr, exitProtocol, want)
 		}
+	}
+}
+
+// A tool the server has, whose call it refused for another reason, keeps
+// the server's words.
+func TestKnownToolRefusedKeepsServerWords(t *testing.T) {
+	s := server.New(mcp.Implementation{Name: "refuses", Version: "1"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
+	s.HandleListTools(func(context.Context, *server.Request, *mcp.PaginatedRequestParams) (*mcp.ListToolsResult, error) {
+		return &mcp.ListToolsResult{Tools: []mcp.Tool{{Name: "busy", InputSchema: json.RawMessage(`{"type":"object"}`)}}}, nil
+	})
+	s.HandleCallTool(func(context.Context, *server.Request, *mcp.CallToolRequestParams) (mcp.CallToolOutcome, error) {
+		return nil, &jsonrpc.Error{Code: -32603, Message: "too busy, try later"}
+	})
+	dial := func(context.Context) (transport.Transport, error) {
+		c, srv := transport.NewMemoryPipe()
+		go s.ServeConn(context.Background(), srv)
+		return transport.NewMemoryTransport(c), nil
+	}
+	r := runApp(t, &app{dial: dial}, "tools", "call", "busy")
+	if r.code != exitProtocol || !strings.Contains(r.stderr, "too busy, try later") || strings.Contains(r.stderr, "no tool") {
+		t.Errorf("exit %d, stderr %q; want the server's words", r.code, r.stderr)
 	}
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -60,6 +63,33 @@ func TestConnectTimeoutFlag(t *testing.T) {
 	o, _, err := parseArgs([]string{"--connect-timeout", "0", "info"})
 	if err != nil || o.connectTimeout != 0 {
 		t.Errorf("--connect-timeout 0: %v, %v", o, err)
+	}
+	if r := runFixture(t, "--connect-timeout", "0", "tools", "list"); r.code != exitOK {
+		t.Errorf("--connect-timeout 0: exit %d, stderr %q; want no deadline", r.code, r.stderr)
+	}
+}
+
+// A URL gets no deadline for its first answer (its connection may include
+// a login in the browser): a server over HTTP slower than
+// --connect-timeout is waited for.
+func TestConnectTimeoutNotForURLs(t *testing.T) {
+	s, err := newFixture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.HTTPHandler(nil)
+	var first sync.Once
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first.Do(func() { time.Sleep(300 * time.Millisecond) }) // longer than the deadline below
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		h.Shutdown(context.Background())
+		slow.Close()
+	})
+	r := runApp(t, &app{configDir: t.TempDir()}, "--connect-timeout", "10ms", slow.URL, "tools", "call", "add", "a=1", "b=2")
+	if r.code != exitOK || r.stdout != "3\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the slow server waited for", r.code, r.stdout, r.stderr)
 	}
 }
 
