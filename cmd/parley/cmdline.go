@@ -143,9 +143,12 @@ func noCommandError(o *options, words []string) error {
 		}
 		return usagef("no command before --: say what to ask the server, as in %s",
 			commandLine(flags, []string{"tools", "list"}, o.command))
-	case len(words) == 0:
+	case len(words) == 0 && o.url != "":
 		return usagef("no command after the server: say what to ask it, as in %s (parley --help lists the commands)",
 			commandLine(flags, []string{"tools", "list"}, nil))
+	case len(words) == 0:
+		return usagef("no command and no server: say what to ask, and of which server, as in %s or %s (parley --help for more)",
+			commandLine(flags, []string{"https://example.com/mcp", "tools", "list"}, nil), commandLine(flags, []string{"tools", "list"}, []string{"./my-server"}))
 	}
 	if i := commandAt(words); i > 0 && len(o.command) == 0 {
 		// parley ./my-server tools list

@@ -32,6 +32,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{"tools", "list", "https://example.com/mcp"},
 		{"--json", "tools", "call", "add", "http://127.0.0.1:8000/mcp", "a=1"},
 		{"https://example.com/mcp"},
+		{"--json"},
 		{"--jsno", "tools", "list"},
 		{"--protocl", "2025-11-25", "info"},
 		{"--frobnicate", "info"},
