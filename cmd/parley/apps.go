@@ -131,10 +131,12 @@ func runAppsView(ctx context.Context, a *app, args []string) error {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "View:\t%s\n", uri)
-	fmt.Fprintf(tw, "Type:\t%s, %d bytes\n", v.MIMEType, len(v.HTML))
-	fmt.Fprintf(tw, "Version:\t%s\n", dash(v.Version))
+	// What the server chose is printed with its control characters
+	// made visible (peerLine), as everywhere.
+	fmt.Fprintf(tw, "Type:\t%s, %d bytes\n", peerLine(v.MIMEType), len(v.HTML))
+	fmt.Fprintf(tw, "Version:\t%s\n", peerLine(dash(v.Version)))
 	if doc.TTLMs != nil {
-		fmt.Fprintf(tw, "Cache:\t%d ms, %s\n", *doc.TTLMs, dash(string(doc.CacheScope)))
+		fmt.Fprintf(tw, "Cache:\t%d ms, %s\n", *doc.TTLMs, peerLine(dash(string(doc.CacheScope))))
 	}
 	m := v.Meta
 	if m == nil {
@@ -145,15 +147,15 @@ func runAppsView(ctx context.Context, a *app, args []string) error {
 		border = map[bool]string{true: "yes", false: "no"}[*m.PrefersBorder]
 	}
 	fmt.Fprintf(tw, "Border:\t%s\n", border)
-	fmt.Fprintf(tw, "Domain:\t%s\n", dash(m.Domain))
+	fmt.Fprintf(tw, "Domain:\t%s\n", peerLine(dash(m.Domain)))
 	csp := m.CSP
 	if csp == nil {
 		csp = &apps.CSP{}
 	}
-	fmt.Fprintf(tw, "Connects to:\t%s\n", list(csp.ConnectDomains))
-	fmt.Fprintf(tw, "Loads from:\t%s\n", list(csp.ResourceDomains))
-	fmt.Fprintf(tw, "Frames:\t%s\n", list(csp.FrameDomains))
-	fmt.Fprintf(tw, "Base URIs:\t%s\n", list(csp.BaseURIDomains))
+	fmt.Fprintf(tw, "Connects to:\t%s\n", peerLine(list(csp.ConnectDomains)))
+	fmt.Fprintf(tw, "Loads from:\t%s\n", peerLine(list(csp.ResourceDomains)))
+	fmt.Fprintf(tw, "Frames:\t%s\n", peerLine(list(csp.FrameDomains)))
+	fmt.Fprintf(tw, "Base URIs:\t%s\n", peerLine(list(csp.BaseURIDomains)))
 	var perms []string
 	if p := m.Permissions; p != nil {
 		for name, on := range map[string]bool{"camera": p.Camera, "microphone": p.Microphone, "geolocation": p.Geolocation, "clipboard-write": p.ClipboardWrite} {
@@ -163,7 +165,7 @@ func runAppsView(ctx context.Context, a *app, args []string) error {
 		}
 	}
 	fmt.Fprintf(tw, "Permissions:\t%s\n", list(perms))
-	fmt.Fprintf(tw, "Page:\tsaved to %s\n", file)
+	fmt.Fprintf(tw, "Page:\tsaved to %s\n", peerLine(file))
 	return tw.Flush()
 }
 

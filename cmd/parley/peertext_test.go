@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley-mcp/parley/apps"
 	"github.com/parley-mcp/parley/jsonrpc"
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
@@ -72,6 +73,8 @@ func newHostile() (*mcpserver.Server, error) {
 		}
 	})
 	return s, errors.Join(
+		mcpserver.AddView(s, &mcpserver.View{URI: "ui://evil/view.html", Name: "evil",
+			UI: apps.ResourceMeta{Domain: "d" + hostile, CSP: &apps.CSP{ConnectDomains: []string{"https://x" + hostile}}}}, "<p>view</p>"),
 		mcpserver.AddTool(s, &mcp.Tool{Name: "visit"},
 			func(_ context.Context, c *mcpserver.Call, _ none) (mcp.CallToolOutcome, error) {
 				if !c.InputResponses().Has("v") {
@@ -174,6 +177,7 @@ func TestPeerTextEverywhere(t *testing.T) {
 		{"resources", "read", "note://gone"},
 		{"resources", "templates"},
 		{"complete", "prompt", "p", "b=x"},
+		{"apps", "view", "ui://evil/view.html"},
 	} {
 		t.Run(strings.Join(args[:min(len(args), 3)], " "), func(t *testing.T) {
 			r := runApp(t, &app{dial: dial}, append([]string{"--out", t.TempDir()}, args...)...)
