@@ -16,6 +16,9 @@ import (
 var flagNames = []string{
 	"help", "version", "json", "url", "protocol", "answer", "answers", "refuse",
 	"no-input", "open", "sampling-cmd", "root", "out", "log-level", "connect-timeout",
+	// authFlags.parse's
+	"auth", "dpop", "client-id", "client-secret-file", "client-key-file", "issuer",
+	"token-file", "id-token-file", "idp-token-endpoint", "idp-client-id", "dpop-key-file",
 }
 
 // unknownFlag is the error for a flag parseArgs does not know.
