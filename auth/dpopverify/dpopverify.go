@@ -230,10 +230,13 @@ func (v *Verifier) VerifyProof(ctx context.Context, p *resourceserver.DPoPProof)
 		return "", invalid("htu %q is not the request's URL %s", pr.htu, p.URL)
 	}
 	now := v.now()
-	if age := now.Sub(pr.iat); age > v.window {
-		return "", invalid("issued %v ago, more than the window (%v)", age.Round(time.Second), v.window)
-	} else if -age > v.window {
-		return "", invalid("issued %v in the future, more than the window (%v)", (-age).Round(time.Second), v.window)
+	// Times are compared, not durations: iat.Sub saturates at 292 years,
+	// and a saturated duration negated overflows, which once let a proof
+	// dated centuries ahead pass as current.
+	if pr.iat.Before(now.Add(-v.window)) {
+		return "", invalid("issued %v ago, more than the window (%v)", now.Sub(pr.iat).Round(time.Second), v.window)
+	} else if pr.iat.After(now.Add(v.window)) {
+		return "", invalid("issued %v in the future, more than the window (%v)", pr.iat.Sub(now).Round(time.Second), v.window)
 	}
 	if pr.ath == "" {
 		return "", invalid("no ath: a proof presented with an access token carries its hash")

@@ -185,6 +185,12 @@ func TestClaimEdges(t *testing.T) {
 	ok("iat exactly the window ahead", with("iat", t0.Add(time.Minute).Unix()), "")
 	refused("iat a second further ahead", with("iat", t0.Add(time.Minute+time.Second).Unix()), "in the future")
 	ok("iat with a fraction", with("iat", float64(t0.Unix())+0.25), "")
+	// Further ahead than a time.Duration reaches (292 years), where
+	// now.Sub(iat) saturates and negating it overflows: a proof made for
+	// the year 2500 must not pass as a current one (and be remembered
+	// for ever).
+	refused("iat centuries ahead", with("iat", t0.AddDate(500, 0, 0).Unix()), "in the future")
+	refused("iat at the top of its range", with("iat", maxIAT), "in the future")
 	refused("another method", with("htm", "GET"), "htm")
 	refused("the method in lower case", with("htm", "post"), "htm")
 	refused("another path", with("htu", "https://mcp.example.com/other"), "htu")
