@@ -38,6 +38,12 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "scale" {
+		if err := scaleMain(os.Args[2:]); err != nil {
+			fatalf("scale: %v", err)
+		}
+		return
+	}
 	duration := flag.Duration("duration", 2*time.Second, "measured time of each cell in each round")
 	warmup := flag.Duration("warmup", 500*time.Millisecond, "time each cell runs before it is measured")
 	rounds := flag.Int("rounds", 3, "rounds of every cell; the tables show the round of median calls/s")

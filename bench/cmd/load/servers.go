@@ -20,6 +20,7 @@ import (
 
 	"github.com/parley-mcp/parley/mcp"
 	"github.com/parley-mcp/parley/mcpserver"
+	"github.com/parley-mcp/parley/transport/streamhttp"
 )
 
 // The SDKs the harness serves, in the order of the table. ceiling is a bare
@@ -42,7 +43,19 @@ const (
 	// modeSession is a 2025-11-25 client: each connection opens a session
 	// (initialize, notifications/initialized) once and calls on it.
 	modeSession = "session"
+	// modeMany is a server configured for the scale curve of idle
+	// sessions: modeSession with Parley's session limits lifted (others
+	// have none), so that ten thousand sessions from one address fit.
+	modeMany = "many"
+	// modeListen is a server configured for the scale curve of listen
+	// streams: 2026-07-28 stateless, with a resource clients may subscribe
+	// to, Parley's listen streams per caller unbounded, and /debug/publish.
+	// The ceiling is a bare streaming response held open.
+	modeListen = "listen"
 )
+
+// serveModes are the server configurations of the serve subcommand.
+var serveModes = []string{modeStateless, modeSession, modeMany, modeListen}
 
 // echoArgs is the echo tool's typed input on every SDK: one required
 // string.
@@ -62,23 +75,36 @@ const heapPath = "/debug/heap"
 // production user of that SDK would configure a scalable server (see
 // README.md, "Serving under load").
 func handler(sdk, mode string) (http.Handler, error) {
+	h, _, err := serverFor(sdk, mode)
+	return h, err
+}
+
+// serverFor is handler, and for modeListen the function that publishes a
+// change of a resource to the streams subscribed to it (nil for the
+// ceiling, which has nothing to publish).
+func serverFor(sdk, mode string) (http.Handler, func(uri string), error) {
+	if mode == modeListen {
+		return listenServer(sdk)
+	}
 	switch sdk {
 	case sdkCeiling:
-		return ceilingHandler(), nil
+		return ceilingHandler(), nil, nil
 	case sdkParley:
-		return parleyHandler()
+		h, err := parleyHandler(mode == modeMany)
+		return h, nil, err
 	case sdkGosdk:
-		return gosdkHandler(mode == modeStateless), nil
+		return gosdkHandler(mode == modeStateless), nil, nil
 	case sdkMcpgo:
-		return mcpgoHandler(mode == modeStateless), nil
+		return mcpgoHandler(mode == modeStateless), nil, nil
 	}
-	return nil, fmt.Errorf("unknown -sdk %q (want one of %v)", sdk, sdks)
+	return nil, nil, fmt.Errorf("unknown -sdk %q (want one of %v)", sdk, sdks)
 }
 
 // parleyHandler is mcpserver's Streamable HTTP handler with default
 // options: a 2026-07-28 request is served statelessly, a 2025-11-25 client
-// gets a session on the same endpoint.
-func parleyHandler() (http.Handler, error) {
+// gets a session on the same endpoint. many lifts the limits on sessions
+// (how many, how many per caller, how long idle) for the scale curve.
+func parleyHandler(many bool) (http.Handler, error) {
 	s := mcpserver.MustNew(mcp.Implementation{Name: "load", Version: "1.0.0"}, &mcpserver.Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -87,6 +113,11 @@ func parleyHandler() (http.Handler, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if many {
+		return s.HTTPHandler(&streamhttp.HandlerOptions{Sessions: &streamhttp.SessionOptions{
+			MaxSessions: 1 << 20, MaxSessionsPerCaller: -1, IdleTimeout: -1,
+		}}), nil
 	}
 	return s.HTTPHandler(nil), nil
 }
@@ -186,12 +217,18 @@ func rawID(body []byte) ([]byte, bool) {
 // heapHandler answers the process's HeapInuse and StackInuse after a
 // collection, in bytes, and its goroutines, as JSON: what the idle-session
 // measurement reads. Stacks count because a session may hold a goroutine.
+// Mallocs and TotalAlloc (counted since the process started) let the
+// scale curves read what a number of calls allocated on the server.
 func heapHandler(w http.ResponseWriter, r *http.Request) {
+	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(heapReport{HeapInuse: ms.HeapInuse, StackInuse: ms.StackInuse, Goroutines: runtime.NumGoroutine()})
+	json.NewEncoder(w).Encode(heapReport{
+		HeapInuse: ms.HeapInuse, StackInuse: ms.StackInuse, Goroutines: runtime.NumGoroutine(),
+		Mallocs: ms.Mallocs, TotalAlloc: ms.TotalAlloc,
+	})
 }
 
 // heapReport is what heapPath answers.
@@ -199,6 +236,8 @@ type heapReport struct {
 	HeapInuse  uint64 `json:"heapInuse"`
 	StackInuse uint64 `json:"stackInuse"`
 	Goroutines int    `json:"goroutines"`
+	Mallocs    uint64 `json:"mallocs"`
+	TotalAlloc uint64 `json:"totalAlloc"`
 }
 
 // serve is the serve subcommand: it listens on addr, prints the URL of the
@@ -206,10 +245,10 @@ type heapReport struct {
 // serves sdk's handler for mode there, and heapPath beside it, until
 // killed.
 func serve(sdk, mode, addr string) error {
-	if !slices.Contains([]string{modeStateless, modeSession}, mode) {
+	if !slices.Contains(serveModes, mode) {
 		return fmt.Errorf("unknown -mode %q", mode)
 	}
-	h, err := handler(sdk, mode)
+	h, publish, err := serverFor(sdk, mode)
 	if err != nil {
 		return err
 	}
@@ -220,6 +259,9 @@ func serve(sdk, mode, addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle(endpoint, h)
 	mux.HandleFunc(heapPath, heapHandler)
+	if publish != nil {
+		mux.HandleFunc(publishPath, publishHandler(publish))
+	}
 	fmt.Fprintf(os.Stdout, "http://%s%s\n", ln.Addr(), endpoint)
 	return (&http.Server{Handler: mux}).Serve(ln)
 }
