@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -208,6 +207,7 @@ type sheet struct {
 	mu    sync.Mutex
 	v     map[sampleKey][]float64
 	errs  []error
+	notes []string // what an SDK could not do, once each
 	loads []string // /proc/loadavg's first figure, at the start and the end
 }
 
@@ -224,6 +224,23 @@ func (s *sheet) add(metric, series string, x, v float64) {
 	defer s.mu.Unlock()
 	k := sampleKey{metric, series, x}
 	s.v[k] = append(s.v[k], v)
+}
+
+// note records, once, something an SDK could not do: a finding, not a
+// failure of the run.
+func (s *sheet) note(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.notes, msg) {
+		s.notes = append(s.notes, msg)
+	}
+}
+
+// samples are the samples of a point, in the order of the rounds.
+func (s *sheet) samples(metric, series string, x float64) []float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.v[sampleKey{metric, series, x}])
 }
 
 func (s *sheet) fail(err error) {
@@ -388,10 +405,6 @@ func allocsOf(f func() error, st *opStats) error {
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
-
-// errSkip marks a series a run cannot measure (a feature an SDK lacks);
-// it is not a failure.
-var errSkip = errors.New("not measured")
 
 // round1 rounds to one decimal.
 func round1(v float64) float64 { return math.Round(v*10) / 10 }

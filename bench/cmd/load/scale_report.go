@@ -183,6 +183,14 @@ func writeScaleReport(w io.Writer, cfg *scaleConfig, sh *sheet) bool {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(sh.notes) > 0 {
+		fmt.Fprintln(w, "What an SDK could not do in this run:")
+		fmt.Fprintln(w)
+		for _, n := range sh.notes {
+			fmt.Fprintf(w, "- %s\n", n)
+		}
+		fmt.Fprintln(w)
+	}
 	ts := scaleTargets(cfg, sh)
 	fmt.Fprintln(w, "Targets (issue 35):")
 	fmt.Fprintln(w)
@@ -231,25 +239,27 @@ func scaleTargets(cfg *scaleConfig, sh *sheet) []targets.Target {
 	var ts []targets.Target
 	has := func(c string) bool { return slices.Contains(cfg.curves, c) }
 	if has(curveTools) {
-		t := targets.Target{Goal: "tools/call at the most tools within 1.2× of the fewest (Parley, in memory: allocations and median time)"}
-		x0, x1, a, b, ok := ends(sh, "tools.call.allocs", sdkParley)
-		_, _, an, bn, okn := ends(sh, "tools.call.ns", sdkParley)
-		if ok && okn {
-			ra, rn := b.med/a.med, bn.med/an.med
-			t.Measured = fmt.Sprintf("%s → %s tools: allocations %s → %s (%.2f×), time %s → %s µs (%.2f×)", count(x0), count(x1), format(a.med), format(b.med), ra, format(an.med/1e3), format(bn.med/1e3), rn)
-			t.Met = ra <= 1.2 && rn <= 1.2
-		} else {
-			t.Missing = true
+		for _, k := range []struct{ prefix, where string }{{"tools.call", "in memory"}, {"tools.http", "over HTTP"}} {
+			t := targets.Target{Goal: "tools/call at the most tools within 1.2× of the fewest (Parley " + k.where + ": allocations, and the fastest round's time)"}
+			x0, x1, a, b, ok := ends(sh, k.prefix+".allocs", sdkParley)
+			_, _, an, bn, okn := ends(sh, k.prefix+".ns", sdkParley)
+			if ok && okn {
+				ra, rn := b.med/a.med, bn.lo/an.lo
+				t.Measured = fmt.Sprintf("%s → %s tools: allocations %s → %s (%.2f×), fastest round %s → %s µs (%.2f×)", count(x0), count(x1), format(a.med), format(b.med), ra, format(an.lo/1e3), format(bn.lo/1e3), rn)
+				t.Met = ra <= 1.2 && rn <= 1.2
+			} else {
+				t.Missing = true
+			}
+			ts = append(ts, t)
 		}
-		ts = append(ts, t)
 	}
 	if has(curveStreams) {
-		t := targets.Target{Goal: "a published change costs what its matches cost, not all streams (Parley: one match among the fewest and the most streams; allocations equal, time within 2×)"}
+		t := targets.Target{Goal: "a published change costs what its matches cost, not all streams (Parley: one match among the fewest and the most streams; allocations equal, the fastest round's time within 2×)"}
 		x0, x1, a, b, ok := ends(sh, "streams.publish.allocs", sdkParley)
 		_, _, an, bn, okn := ends(sh, "streams.publish.ns", sdkParley)
 		if ok && okn {
-			t.Measured = fmt.Sprintf("%s → %s streams: %s → %s allocations, %s → %s µs", count(x0), count(x1), format(a.med), format(b.med), format(an.med/1e3), format(bn.med/1e3))
-			t.Met = b.med <= a.med+0.5 && bn.med <= 2*an.med
+			t.Measured = fmt.Sprintf("%s → %s streams: %s → %s allocations, fastest round %s → %s µs", count(x0), count(x1), format(a.med), format(b.med), format(an.lo/1e3), format(bn.lo/1e3))
+			t.Met = b.med <= a.med+0.5 && bn.lo <= 2*an.lo
 		} else {
 			t.Missing = true
 		}
@@ -302,13 +312,10 @@ func scaleTargets(cfg *scaleConfig, sh *sheet) []targets.Target {
 		}
 	}
 	if has(curveCores) {
-		t := targets.Target{Goal: "scaling from 1 to 2 cores within 10 % of the bare handler's (stateless HTTP, calls/s)"}
-		p1, ok1 := sh.get("cores.rate", sdkParley, 1)
-		p2, ok2 := sh.get("cores.rate", sdkParley, 2)
-		b1, ok3 := sh.get("cores.rate", seriesBare, 1)
-		b2, ok4 := sh.get("cores.rate", seriesBare, 2)
-		if ok1 && ok2 && ok3 && ok4 && p1.med > 0 && b1.med > 0 {
-			rp, rb := p2.med/p1.med, b2.med/b1.med
+		t := targets.Target{Goal: "scaling from 1 to 2 cores within 10 % of the bare handler's (stateless HTTP, calls/s; medians of each round's ratios)"}
+		rp, okp := scaling(sh, sdkParley)
+		rb, okb := scaling(sh, seriesBare)
+		if okp && okb {
 			t.Measured = fmt.Sprintf("Parley %.2f×, bare %.2f× (Parley's is %.0f %% of the bare handler's)", rp, rb, 100*rp/rb)
 			t.Met = rp >= 0.9*rb
 		} else {
@@ -328,6 +335,26 @@ func scaleTargets(cfg *scaleConfig, sh *sheet) []targets.Target {
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// scaling is the median over the rounds of a server's calls/s at
+// GOMAXPROCS 2 over its calls/s at 1, the two measured seconds apart.
+func scaling(sh *sheet, series string) (float64, bool) {
+	one, two := sh.samples("cores.rate", series, 1), sh.samples("cores.rate", series, 2)
+	var rs []float64
+	for i := range min(len(one), len(two)) {
+		if one[i] > 0 {
+			rs = append(rs, two[i]/one[i])
+		}
+	}
+	if len(rs) == 0 {
+		return 0, false
+	}
+	slices.Sort(rs)
+	if len(rs)%2 == 0 {
+		return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2, true
+	}
+	return rs[len(rs)/2], true
 }
 
 // behindSDKs lists the panels where another SDK's figure at the largest
