@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"encoding/json"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -238,4 +240,42 @@ func TestEncodeAllocBudget(t *testing.T) {
 		{"json.Marshal ClientCapabilities{}", 2, func() { _, _ = json.Marshal(caps) }},
 		{"json.Marshal TextContent", 2, func() { _, _ = json.Marshal(r.Content[0]) }},
 	})
+}
+
+// TestLargeMarshalAllocBudget: a large result is held once by its
+// encoding (issue 35): Marshal hands over the buffer it encoded into when
+// the buffer is too large for its pool, rather than a copy of it, and a
+// long string is given its room at once rather than grown a quarter at a
+// time around each escape. Bytes allocated per encoding, as a multiple of
+// the text, for a text without escapes and for one with a line break every
+// 64 bytes; both were over 2× before.
+func TestLargeMarshalAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation figures are meaningless under -race; make test checks the budget in a separate run without it")
+	}
+	const size = 4 << 20
+	plain := strings.Repeat("abcdefgh", size/8)
+	lines := strings.Repeat(strings.Repeat("x", 63)+"\n", size/64)
+	for _, c := range []struct {
+		name string
+		text string
+	}{{"plain", plain}, {"a line break every 64 bytes", lines}} {
+		r := mcp.TextResult(c.text)
+		var out []byte
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		for range 3 {
+			var err error
+			if out, err = mcp.Marshal(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&b)
+		x := float64(b.TotalAlloc-a.TotalAlloc) / 3 / float64(len(out))
+		t.Logf("%s: Marshal of a %d-byte text allocates %.2f× its encoding", c.name, len(c.text), x)
+		if x > 1.2 {
+			t.Errorf("%s: Marshal of a %d-byte text allocates %.2f× its encoding, over 1.2×", c.name, len(c.text), x)
+		}
+	}
 }

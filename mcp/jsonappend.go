@@ -124,16 +124,22 @@ var encBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return 
 // maxPooledBuf bounds the buffers kept in encBufPool.
 const maxPooledBuf = 64 << 10
 
+// largeString is the length above which appendJSONString makes room for
+// the whole string before it starts.
+const largeString = 4 << 10
+
 func getEncBuf() *[]byte { return encBufPool.Get().(*[]byte) }
 
 // finishEncBuf returns a copy of b, an extension of *bp, and puts the buffer
-// back in the pool.
+// back in the pool. A buffer too large for the pool is not kept, so it is
+// returned as it is: copying it would hold a large result twice.
 func finishEncBuf(bp *[]byte, b []byte) []byte {
-	out := bytes.Clone(b)
-	if cap(b) <= maxPooledBuf {
-		*bp = b[:0]
-		encBufPool.Put(bp)
+	if cap(b) > maxPooledBuf {
+		return b
 	}
+	out := bytes.Clone(b)
+	*bp = b[:0]
+	encBufPool.Put(bp)
 	return out
 }
 
@@ -155,6 +161,12 @@ var htmlSafe = func() (t [utf8.RuneSelf]bool) {
 // escaped as \u003c, \u003e and \u0026, invalid UTF-8 replaced by \ufffd,
 // and U+2028 and U+2029 escaped.
 func appendJSONString(dst []byte, s string) []byte {
+	if len(s) > largeString {
+		// Room for the string and its quotes at once: appending a long
+		// string piece by piece between escapes would grow dst by a
+		// quarter at a time, allocating several times its size.
+		dst = slices.Grow(dst, len(s)+len(s)/64+2)
+	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
