@@ -30,11 +30,16 @@ type change struct {
 type subscription struct {
 	filter mcp.SubscriptionFilter // what the stream asked for and was granted
 	caller string                 // whose share it counts against (auth.CallerKey); "" unbounded
-	events chan change
-	done   chan struct{} // closed to end the stream gracefully
+	queue  changeQueue            // changes not yet sent
+	wake   chan struct{}          // holds a token when queue may have changes
+	done   chan struct{}          // closed to end the stream gracefully
 	// counted is true from hub.add to hub.remove: the stream holds its
 	// place in the pool and its caller's share until its listen returns.
 	counted bool
+
+	perCaller int             // the caller's limit it was opened under
+	expiry    *time.Timer     // fires when the access token that opened it expires
+	revoked   <-chan struct{} // closed when a re-check refuses that token (auth.Revoked)
 }
 
 // hub tracks the open listen streams and legacy sessions, indexed by what
@@ -336,18 +341,24 @@ func (s *Server) publish(c change) {
 }
 
 func (s *Server) sendStream(sub *subscription, c change) {
-	select {
-	case sub.events <- c:
-	default:
+	if ok, _ := sub.queue.push(c, false); !ok {
 		s.log.Warn("server: listen stream is not keeping up; dropping a change", "method", c.method)
+		return
+	}
+	select {
+	case sub.wake <- struct{}{}:
+	default: // a token is already there
 	}
 }
 
 func (s *Server) sendSession(ss *Session, c change) {
-	select {
-	case ss.events <- c:
-	default:
+	ok, start := ss.queue.push(c, true)
+	if !ok {
 		s.log.Warn("server: legacy session is not keeping up; dropping a change", "method", c.method)
+		return
+	}
+	if start {
+		go ss.send()
 	}
 }
 
@@ -390,7 +401,24 @@ func (s *Server) grant(asked mcp.SubscriptionFilter) mcp.SubscriptionFilter {
 // changes the stream asked for, each tagged with the subscription id, until
 // the client cancels (no result is sent then) or the server ends the stream
 // (the final result is sent).
+//
+// Opening the stream and serving it are functions of their own, so that the
+// goroutine an idle stream parks (over HTTP, net/http's, whose stack also
+// holds the handler's frames and, on the stream's first flush, net/http's
+// header writing) keeps a small stack: about 8 KiB, where one large frame
+// here had it grow to 16 KiB and stay there.
 func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsListenRequestParams) (mcp.AnyResult, error) {
+	sub, err := s.openListen(ctx, req, p)
+	if err != nil {
+		return nil, err
+	}
+	defer s.closeListen(sub)
+	return s.serveListen(ctx, req, sub)
+}
+
+// openListen grants what a listen request asked for and opens its
+// stream; closeListen closes it.
+func (s *Server) openListen(ctx context.Context, req *Request, p *mcp.SubscriptionsListenRequestParams) (*subscription, error) {
 	limit := s.opts.MaxStreamSubscriptions
 	if limit == 0 {
 		limit = DefaultMaxStreamSubscriptions
@@ -403,35 +431,44 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 		return nil, err
 	}
 	sub := &subscription{
-		filter: granted,
-		caller: auth.CallerKey(ctx),
-		events: make(chan change, s.opts.ListenBuffer),
-		done:   make(chan struct{}),
+		filter:    granted,
+		caller:    auth.CallerKey(ctx),
+		queue:     changeQueue{limit: s.opts.ListenBuffer},
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		perCaller: s.maxListenStreamsPerCaller(),
 	}
-	perCaller, size := s.maxListenStreamsPerCaller(), s.maxListenStreams()
-	switch refused, held := s.hub.add(sub, perCaller, size); refused {
+	size := s.maxListenStreams()
+	switch refused, held := s.hub.add(sub, sub.perCaller, size); refused {
 	case listenCallerFull:
-		return nil, wire.InvalidRequest("Too many listen streams: this caller already has %d open, the server's limit per caller (Options.MaxListenStreamsPerCaller); close one first", perCaller)
+		return nil, wire.InvalidRequest("Too many listen streams: this caller already has %d open, the server's limit per caller (Options.MaxListenStreamsPerCaller); close one first", sub.perCaller)
 	case listenPoolFull:
 		s.log.Warn("server: refusing a listen stream: the limit of listen streams is reached", "limit", size)
 		return nil, wire.Internal("Too many listen streams: the server's limit of %d open streams (Options.MaxListenStreams) is reached; try again later", size)
 	case listenReserved:
 		return nil, wire.InvalidRequest("Too many listen streams: nearly all of the server's %d (Options.MaxListenStreams) are open, and the rest is kept for callers with fewer than %d; this caller has %d open; close one first or try again later",
-			size, fairshare.ReserveShare(perCaller), held)
+			size, fairshare.ReserveShare(sub.perCaller), held)
 	}
-	defer s.hub.remove(sub, perCaller)
-
 	// A stream opened with a bearer token lasts no longer than the token:
 	// the token was checked only when the stream opened. Where the
 	// middleware checks it again (auth.Revoked), not after it is refused.
-	var expired <-chan time.Time
 	if info := auth.InfoFrom(ctx); info != nil && !info.Expiry.IsZero() {
-		t := time.NewTimer(time.Until(info.Expiry))
-		defer t.Stop()
-		expired = t.C
+		sub.expiry = time.NewTimer(time.Until(info.Expiry))
 	}
-	revoked := auth.Revoked(ctx)
+	sub.revoked = auth.Revoked(ctx)
+	return sub, nil
+}
 
+func (s *Server) closeListen(sub *subscription) {
+	if sub.expiry != nil {
+		sub.expiry.Stop()
+	}
+	s.hub.remove(sub, sub.perCaller)
+}
+
+// serveListen sends the acknowledgement and then the changes, until the
+// stream ends.
+func (s *Server) serveListen(ctx context.Context, req *Request, sub *subscription) (mcp.AnyResult, error) {
 	subID := req.ID
 	err := req.Notify(ctx, mcp.NotificationSubscriptionsAcknowledged, &mcp.SubscriptionsAcknowledgedNotificationParams{
 		Meta:          &mcp.NotificationMetaObject{SubscriptionID: subID},
@@ -440,6 +477,11 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 	if err != nil {
 		return nil, err
 	}
+	var expired <-chan time.Time
+	if sub.expiry != nil {
+		expired = sub.expiry.C
+	}
+	var batch []change // the changes being sent, then the queue's spare room
 	for {
 		select {
 		case <-ctx.Done():
@@ -451,12 +493,15 @@ func (s *Server) listen(ctx context.Context, req *Request, p *mcp.SubscriptionsL
 		case <-expired:
 			s.log.Debug("server: listen stream ended: the access token that opened it expired")
 			return nil, tokenExpired()
-		case <-revoked:
+		case <-sub.revoked:
 			s.log.Debug("server: listen stream ended: a re-check refused the access token that opened it")
 			return nil, tokenRevoked()
-		case c := <-sub.events:
-			if err := req.Notify(ctx, c.method, changeParams(c, subID)); err != nil {
-				return nil, err
+		case <-sub.wake:
+			batch = sub.queue.take(batch, false)
+			for _, c := range batch {
+				if err := req.Notify(ctx, c.method, changeParams(c, subID)); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

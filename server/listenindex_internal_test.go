@@ -17,8 +17,8 @@ import (
 func TestHubIndex(t *testing.T) {
 	s := New(mcp.Implementation{Name: "i", Version: "1"}, nil)
 	h := &s.hub
-	a := &subscription{filter: mcp.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"u1", "u2", "u1"}}, events: make(chan change, 8)}
-	b := &subscription{filter: mcp.SubscriptionFilter{ResourceSubscriptions: []string{"u2"}}, events: make(chan change, 8)}
+	a := &subscription{filter: mcp.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"u1", "u2", "u1"}}, queue: changeQueue{limit: 8}, wake: make(chan struct{}, 1)}
+	b := &subscription{filter: mcp.SubscriptionFilter{ResourceSubscriptions: []string{"u2"}}, queue: changeQueue{limit: 8}, wake: make(chan struct{}, 1)}
 	h.add(a, 0, 0)
 	h.add(b, 0, 0)
 	if count(h.byURI.all("u1")) != 1 || count(h.byURI.all("u2")) != 2 || len(h.byKind[0]) != 1 || len(h.byKind[1]) != 0 {
@@ -28,8 +28,8 @@ func TestHubIndex(t *testing.T) {
 	s.NotifyResourceUpdated("u3") // nobody
 	s.NotifyToolListChanged()     // a only
 	s.NotifyPromptListChanged()   // nobody
-	if len(a.events) != 2 || len(b.events) != 0 {
-		t.Fatalf("delivered: a %d (want 2), b %d (want 0)", len(a.events), len(b.events))
+	if len(a.queue.items) != 2 || len(b.queue.items) != 0 {
+		t.Fatalf("delivered: a %d (want 2), b %d (want 0)", len(a.queue.items), len(b.queue.items))
 	}
 
 	msg := &jsonrpc.Request{ID: jsonrpc.Int64ID(0), Method: mcp.MethodInitialize,
@@ -159,16 +159,16 @@ func TestTopicIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &s.hub
-	a := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k1", "k2"}}, events: make(chan change, 8)}
-	b := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k2", "k3", "k3"}}, events: make(chan change, 8)}
+	a := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k1", "k2"}}, queue: changeQueue{limit: 8}, wake: make(chan struct{}, 1)}
+	b := &subscription{filter: mcp.SubscriptionFilter{TaskIDs: []string{"k2", "k3", "k3"}}, queue: changeQueue{limit: 8}, wake: make(chan struct{}, 1)}
 	h.add(a, 0, 0)
 	h.add(b, 0, 0)
 	if len(h.byKey[0]) != 3 || len(h.byKey[0]["k2"]) != 2 {
 		t.Fatalf("index after two streams: %v", h.byKey[0])
 	}
 	topic.Publish("k2", mcp.NotificationTasks, nil)
-	if len(a.events) != 1 || len(b.events) != 1 {
-		t.Fatalf("k2 delivered to a %d and b %d times, want once each", len(a.events), len(b.events))
+	if len(a.queue.items) != 1 || len(b.queue.items) != 1 {
+		t.Fatalf("k2 delivered to a %d and b %d times, want once each", len(a.queue.items), len(b.queue.items))
 	}
 	h.remove(a, 0)
 	if _, ok := h.byKey[0]["k1"]; ok || len(h.byKey[0]["k2"]) != 1 || len(h.byKey[0]["k3"]) != 1 {

@@ -55,7 +55,7 @@ type Session struct {
 	subs      map[string]struct{} // resources/subscribe URIs
 	closeOnce sync.Once
 
-	events chan change // changes for this session, sent by run
+	queue  changeQueue // changes not yet sent, by a goroutine of their own (send)
 	ctx    context.Context
 	cancel context.CancelFunc // ends ctx: called by Close
 }
@@ -106,14 +106,13 @@ func (s *Server) Initialize(ctx context.Context, msg *jsonrpc.Request, opts *Ses
 		caps:    &p.Capabilities,
 		info:    &p.ClientInfo,
 		subs:    make(map[string]struct{}),
-		events:  make(chan change, s.opts.ListenBuffer),
+		queue:   changeQueue{limit: s.opts.ListenBuffer},
 	}
 	sess.ctx, sess.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		sess.notify = opts.Notify
 	}
 	s.hub.addSession(sess)
-	go sess.run()
 	s.log.Debug("server: legacy session opened", "version", sess.version, "client", p.ClientInfo.Name)
 	caps := *s.capabilities()
 	return sess, &mcp.InitializeResult{
@@ -326,14 +325,21 @@ func (ss *Session) subscribe(msg *jsonrpc.Request) (any, error) {
 	return &mcp.EmptyResult{}, nil
 }
 
-// run sends the session's changes until it closes, so that publishing
-// never waits for a slow client.
-func (ss *Session) run() {
+// send sends the session's queued changes, in order, until the queue is
+// empty, so that publishing never waits for a slow client. It runs on a
+// goroutine of its own that the first change of a burst starts (one at a
+// time per session): an idle session holds no goroutine.
+func (ss *Session) send() {
+	var items []change
 	for {
-		select {
-		case <-ss.ctx.Done():
+		if items = ss.queue.take(items, true); len(items) == 0 {
 			return
-		case c := <-ss.events:
+		}
+		for _, c := range items {
+			if ss.ctx.Err() != nil {
+				ss.queue.drop()
+				continue // closed: what is queued is not sent; take ends the sender
+			}
 			if ss.notify == nil {
 				continue
 			}
