@@ -1,6 +1,7 @@
 package streamhttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,11 +52,10 @@ type responder struct {
 	inBand bool
 
 	mu        sync.Mutex
-	streaming bool          // the event stream has started
-	done      bool          // the response is written: nothing more may be
-	failed    error         // a write to the client failed
-	stop      chan struct{} // closed by finish to end the keep-alive loop
-	quiet     *time.Timer   // fires when the stream has been quiet for keepAlive
+	streaming bool        // the event stream has started
+	done      bool        // the response is written: nothing more may be
+	failed    error       // a write to the client failed
+	quiet     *time.Timer // runs keepAliveFire when the stream has been quiet for keepAlive
 }
 
 func newResponder(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, streamOK bool, keepAlive, writeTime time.Duration, log *slog.Logger) *responder {
@@ -132,9 +132,10 @@ func (p *responder) startLocked() {
 	_ = p.rc.SetWriteDeadline(time.Time{})
 	p.w.WriteHeader(http.StatusOK)
 	if p.keepAlive > 0 {
-		p.stop = make(chan struct{})
-		p.quiet = time.NewTimer(p.keepAlive)
-		go p.keepAliveLoop(p.stop, p.quiet.C)
+		// A timer that runs a function, not a goroutine that waits for a
+		// timer: a quiet stream (an idle listen stream, for hours) holds
+		// no goroutine of its own beyond net/http's.
+		p.quiet = time.AfterFunc(p.keepAlive, p.keepAliveFire)
 	}
 }
 
@@ -157,35 +158,35 @@ func (p *responder) writeLocked(b []byte) error {
 	return nil
 }
 
-// keepAliveLoop sends a comment whenever the stream has been quiet for the
-// keep-alive interval (every write restarts the quiet timer), until finish
-// or the client leaves.
-func (p *responder) keepAliveLoop(stop <-chan struct{}, quiet <-chan time.Time) {
-	for {
-		select {
-		case <-stop:
-			return
-		case <-p.ctx.Done():
-			return
-		case <-quiet:
-			p.mu.Lock()
-			if p.done || p.failed != nil {
-				p.mu.Unlock()
-				return
-			}
-			err := p.writeLocked(keepAlive)
-			p.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
+// keepAliveFire sends a comment when the stream has been quiet for the
+// keep-alive interval; the write restarts the timer (as every write does),
+// until finish, a failed write or the client leaving.
+func (p *responder) keepAliveFire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done || p.failed != nil || p.ctx.Err() != nil {
+		return
 	}
+	_ = p.writeLocked(keepAlive) // a failure is kept in p.failed; the timer is not set again
 }
 
 // finish sends the response to the request: the handler's result, or its
 // error. After finish, the ResponseWriter is never touched again.
 func (p *responder) finish(res any, err error) {
-	msg, status := encodeOutcome(p.id, res, err, p.log)
+	// Whether the answer is an event is known only under the lock, but
+	// encoding must not hold it (a large result takes long); the stream
+	// only ever starts, so an answer encoded as an event and then found
+	// not to be one is re-framed, which costs a copy only in that race.
+	p.mu.Lock()
+	streaming := p.streaming
+	p.mu.Unlock()
+	var msg []byte
+	var status int
+	if streaming {
+		msg, status = encodeFramed(eventPrefix, eventSuffix, p.id, res, err, p.log)
+	} else {
+		msg, status = encodeOutcome(p.id, res, err, p.log)
+	}
 	if p.inBand && status != http.StatusInternalServerError {
 		status = http.StatusOK
 	}
@@ -193,19 +194,25 @@ func (p *responder) finish(res any, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = true
-	if p.stop != nil {
-		close(p.stop)
+	if p.quiet != nil {
 		p.quiet.Stop()
 	}
 	if p.failed != nil || p.ctx.Err() != nil {
 		return // the client is gone: there is no one to answer
 	}
 	if p.streaming {
+		event := msg // framed where it was encoded
+		if !streaming {
+			event = appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg)
+		}
 		// Unflushed: net/http flushes the last event with the end of the
 		// chunked body when the handler returns, in one write.
 		_ = p.rc.SetWriteDeadline(writeDeadline(p.writeTime))
-		_, _ = p.w.Write(appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg))
+		_, _ = p.w.Write(event)
 		return
+	}
+	if streaming {
+		msg = msg[len(eventPrefix) : len(msg)-len(eventSuffix)] // cannot happen: a stream never stops streaming
 	}
 	// A large result to a client that does not read must not block for
 	// ever either.
@@ -219,16 +226,59 @@ func (p *responder) finish(res any, err error) {
 // or its error. status is the HTTP status a JSON response carrying it gets
 // under 2026-07-28 (see statusOf); 500 when the result cannot be encoded.
 func encodeOutcome(id jsonrpc.ID, res any, err error, log *slog.Logger) (msg []byte, status int) {
+	return encodeFramed(nil, nil, id, res, err, log)
+}
+
+// encodeFramed is encodeOutcome between prefix and suffix (an event's
+// framing). It encodes into a pooled buffer and returns an exact copy, one
+// allocation for a small message; a message too large for the pool is
+// returned as it was encoded, in the one buffer that held it.
+func encodeFramed(prefix, suffix []byte, id jsonrpc.ID, res any, err error, log *slog.Logger) (msg []byte, status int) {
+	bp := outBufPool.Get().(*[]byte)
+	b, status := appendOutcome(append((*bp)[:0], prefix...), id, res, err, log)
+	b = append(b, suffix...)
+	if cap(b) > maxPooledOut {
+		return b, status
+	}
+	msg = bytes.Clone(b)
+	*bp = b[:0]
+	outBufPool.Put(bp)
+	return msg, status
+}
+
+// outBufPool holds the buffers responses are encoded into.
+var outBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// maxPooledOut bounds the buffers kept in outBufPool.
+const maxPooledOut = 64 << 10
+
+// appendOutcome is encodeOutcome appending to dst. A result is encoded
+// straight into the message, after its framing, so that a large one is
+// held once: encoding it apart and then copying it into a message held it
+// three times (the encoder's buffer, its copy, the message).
+func appendOutcome(dst []byte, id jsonrpc.ID, res any, err error, log *slog.Logger) (msg []byte, status int) {
 	if err != nil {
 		rpcErr := asRPCError(err)
-		return encodeResponse(id, nil, rpcErr), statusOf(rpcErr.Code)
+		return append(dst, encodeResponse(id, nil, rpcErr)...), statusOf(rpcErr.Code)
 	}
-	raw, merr := mcp.Marshal(res)
+	start := len(dst)
+	// The framing jsonrpc.AppendMessage writes for a response (TestAppendOutcomeFraming).
+	dst = append(dst, `{"jsonrpc":"2.0"`...)
+	if id.IsValid() {
+		dst = append(dst, `,"id":`...)
+		dst = append(dst, id.Raw()...)
+	} else {
+		dst = append(dst, `,"id":null`...)
+	}
+	dst = append(dst, `,"result":`...)
+	// mcp.AppendJSON writes what json.Marshal writes: valid, compact JSON,
+	// with no line break to split an event.
+	out, merr := mcp.AppendJSON(dst, res)
 	if merr != nil {
 		log.Error("streamhttp: encoding a result", "err", merr)
-		return encodeResponse(id, nil, wire.Internal("Internal error: the result could not be encoded")), http.StatusInternalServerError
+		return append(dst[:start], encodeResponse(id, nil, wire.Internal("Internal error: the result could not be encoded"))...), http.StatusInternalServerError
 	}
-	return encodeResponse(id, raw, nil), http.StatusOK
+	return append(out, '}'), http.StatusOK
 }
 
 // encodeResponse encodes a response; a result that is not valid JSON
