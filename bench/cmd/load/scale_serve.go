@@ -75,7 +75,7 @@ func listenServer(sdk string) (http.Handler, func(uri string), error) {
 		return bareStreamHandler(), nil, nil
 	case sdkParley:
 		s := mcpserver.MustNew(mcp.Implementation{Name: "load", Version: "1.0.0"}, &mcpserver.Options{
-			Logger: quiet, MaxListenStreamsPerCaller: -1,
+			Logger: quiet, MaxListenStreamsPerCaller: -1, MaxListenStreams: -1,
 		})
 		err := s.AddResource(&mcp.Resource{URI: hotURI, Name: "hot"}, func(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{&mcp.TextResourceContents{URI: uri, Text: "hot"}}}, nil
