@@ -2,6 +2,7 @@
 GO ?= go
 
 .PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli docs bench-load load-smoke otel
+.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli bench-load load-smoke otel bench-scale
 
 # The stages of `make test`, in order; a new stage is one more word here
 # (and its target below). scripts/stages.sh runs them one after another,
@@ -92,10 +93,23 @@ BENCH_COUNT ?= 5
 bench-compare:
 	cd bench && $(GO) run ./cmd/ratio -count $(BENCH_COUNT)
 
-# The bench module builds, vets, and each of its benchmarks runs once
-# (seconds; the root module's vet and test do not reach a nested module).
+# The bench module builds, vets, each of its benchmarks runs once, and
+# bench-scale runs one small point of each curve and draws its images into
+# a scratch folder (seconds; the root module's vet and test do not reach a
+# nested module).
 bench-smoke:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./cmd/ratio/ && $(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	cd bench && d=$$(mktemp -d) && $(GO) run ./cmd/load scale -smoke -figures $$d > $$d/report.md; rc=$$?; rm -rf $$d; exit $$rc
+
+# How cost grows with the work (bench/cmd/load scale): registered tools,
+# idle sessions, idle listen streams, tasks, payload size and cores, Parley
+# beside go-sdk, mcp-go and a bare net/http handler, the median of
+# SCALE_ROUNDS interleaved rounds; the tables and targets on stdout, the
+# curves drawn into bench/figures (about 20 minutes on 2 cores; not part of
+# test). See bench/README.md and design record 050.
+SCALE_ROUNDS ?= 3
+bench-scale:
+	cd bench && $(GO) run ./cmd/load scale -rounds $(SCALE_ROUNDS) -figures figures
 
 # Serving under load (bench/cmd/load): Parley, go-sdk, mcp-go and a bare
 # net/http ceiling, each in its own process, driven by one Go load

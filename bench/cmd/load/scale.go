@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -107,6 +108,8 @@ func scaleMain(args []string) error {
 	redis := fs.String("redis", "redis-server", "redis-server binary for the Redis task store; empty skips it")
 	duration := fs.Duration("duration", 300*time.Millisecond, "how long each latency figure is measured")
 	coresDur := fs.Duration("cores-duration", 2*time.Second, "measured time of each cell of the cores curve")
+	raw := fs.String("raw", "", "also write every sample of the run to this file (JSON), for -from")
+	from := fs.String("from", "", "read the samples of an earlier run (-raw) instead of measuring: its report and images again")
 	fs.Parse(args)
 	if *rounds < 1 {
 		return fmt.Errorf("-rounds must be at least 1, not %d", *rounds)
@@ -141,8 +144,17 @@ func scaleMain(args []string) error {
 	defer cancel()
 	sh := newSheet()
 	cmdline := "cd bench && go run ./cmd/load scale " + strings.Join(args, " ")
-	if err := runScale(ctx, cfg, sh); err != nil {
+	if *from != "" {
+		if err := sh.load(*from); err != nil {
+			return err
+		}
+	} else if err := runScale(ctx, cfg, sh); err != nil {
 		return err
+	}
+	if *raw != "" {
+		if err := sh.save(*raw); err != nil {
+			return err
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Date: %s. Machine: %s/%s, %d CPUs, %s, %s. Load average at the start and end: %s.\n\n",
@@ -224,6 +236,64 @@ func (s *sheet) add(metric, series string, x, v float64) {
 	defer s.mu.Unlock()
 	k := sampleKey{metric, series, x}
 	s.v[k] = append(s.v[k], v)
+}
+
+// rawSample is one point's samples in a -raw file.
+type rawSample struct {
+	Metric  string    `json:"metric"`
+	Series  string    `json:"series"`
+	X       float64   `json:"x"`
+	Samples []float64 `json:"samples"`
+}
+
+// rawRun is a -raw file: every sample, what could not be done, and the
+// load averages.
+type rawRun struct {
+	Samples []rawSample `json:"samples"`
+	Notes   []string    `json:"notes,omitempty"`
+	Loads   []string    `json:"loads,omitempty"`
+}
+
+func (s *sheet) save(path string) error {
+	s.mu.Lock()
+	var r rawRun
+	for k, v := range s.v {
+		r.Samples = append(r.Samples, rawSample{k.metric, k.series, k.x, v})
+	}
+	r.Notes, r.Loads = s.notes, s.loads
+	s.mu.Unlock()
+	slices.SortFunc(r.Samples, func(a, b rawSample) int {
+		if c := strings.Compare(a.Metric, b.Metric); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Series, b.Series); c != 0 {
+			return c
+		}
+		return cmpFloat(a.X, b.X)
+	})
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func (s *sheet) load(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var r rawRun
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range r.Samples {
+		s.v[sampleKey{x.Metric, x.Series, x.X}] = x.Samples
+	}
+	s.notes, s.loads = r.Notes, r.Loads
+	return nil
 }
 
 // note records, once, something an SDK could not do: a finding, not a

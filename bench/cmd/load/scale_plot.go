@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +78,9 @@ func panelPlot(f figure, p panel, sh *sheet) (*plot.Plot, error) {
 	} else {
 		pl.X.Tick.Marker = integerTicks{}
 	}
+	if p.logY && !allPositive(sh, p.metric) {
+		p.logY = false // a zero (no allocation, say) has no place on a log axis; it must still be seen
+	}
 	if p.logY {
 		pl.Y.Scale = plot.LogScale{}
 		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -87,7 +91,8 @@ func panelPlot(f figure, p panel, sh *sheet) (*plot.Plot, error) {
 	pl.Legend.Left = true
 	pl.Legend.TextStyle.Font.Size = vg.Points(7)
 	pl.Legend.ThumbnailWidth = vg.Points(14)
-	ymax := 0.0
+	ymax, ymin := 0.0, math.Inf(1)
+	xmin, xmax := math.Inf(1), 0.0
 	for _, s := range sh.seriesOf(p.metric) {
 		var pts plotter.XYs
 		var errs plotter.YErrors
@@ -102,6 +107,8 @@ func panelPlot(f figure, p panel, sh *sheet) (*plot.Plot, error) {
 			}
 			pts = append(pts, plotter.XY{X: x, Y: y})
 			ymax = max(ymax, st.hi/p.div)
+			ymin = min(ymin, st.lo/p.div)
+			xmin, xmax = min(xmin, x), max(xmax, x)
 			errs = append(errs, struct{ Low, High float64 }{y - st.lo/p.div, st.hi/p.div - y})
 		}
 		if len(pts) == 0 {
@@ -130,7 +137,27 @@ func panelPlot(f figure, p panel, sh *sheet) (*plot.Plot, error) {
 	if !p.logY && ymax > 0 {
 		pl.Y.Max = ymax * 1.35 // room above the highest point for the legend
 	}
+	// A log axis over a single value would be widened by one unit each
+	// way, to zero or below: widen it by a factor instead.
+	if p.logY && ymin == ymax && ymax > 0 {
+		pl.Y.Min, pl.Y.Max = ymin/2, ymax*2
+	}
+	if f.logX && xmin == xmax && xmax > 0 {
+		pl.X.Min, pl.X.Max = xmin/2, xmax*2
+	}
 	return pl, nil
+}
+
+// allPositive reports whether every median of metric is above zero.
+func allPositive(sh *sheet, metric string) bool {
+	for _, s := range sh.seriesOf(metric) {
+		for _, x := range sh.xs(metric) {
+			if st, ok := sh.get(metric, s, x); ok && st.med <= 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // integerTicks marks the whole numbers of a short linear axis (GOMAXPROCS).

@@ -63,7 +63,7 @@ var figures = []figure{
 		{metric: "streams.mem", title: "held per idle stream", div: 1 << 10, unit: "KiB", lower: true},
 		{metric: "streams.goroutines", title: "goroutines per idle stream", div: 1, unit: "goroutines", lower: true},
 		{metric: "streams.publish.ns", title: "one publish matching one stream", div: 1e3, unit: "µs", logY: true, lower: true},
-		{metric: "streams.publish.allocs", title: "allocations per publish", div: 1, unit: "allocs", logY: true, lower: true},
+		{metric: "streams.publish.allocs", title: "allocations per publish", div: 1, unit: "allocs", lower: true},
 	}},
 	{name: "tasks", curve: curveTasks, title: "Tasks (Parley: neither other SDK serves the tasks extension)", x: "tasks", logX: true, xUnit: count, panels: []panel{
 		{metric: "tasks.mem.flight", title: "held per task in flight (Go process)", div: 1 << 10, unit: "KiB", lower: true},
