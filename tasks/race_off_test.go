@@ -1,0 +1,5 @@
+//go:build !race
+
+package tasks_test
+
+const raceEnabled = false
