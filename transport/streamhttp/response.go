@@ -83,6 +83,27 @@ func (p *responder) notify(ctx context.Context, method string, params any) error
 	if !p.streamOK {
 		return nil // the client takes JSON only: notifications have nowhere to go
 	}
+	p.mu.Lock()
+	first := !p.streaming
+	p.mu.Unlock()
+	if first {
+		// The first event starts the stream: its encoding and net/http's
+		// writing of the response header take several KiB of stack, below
+		// every frame of the handler and its middleware. On a listen
+		// stream that pushed the goroutine that then parks for the
+		// stream's life (net/http's own) from an 8 KiB stack to 16 KiB,
+		// where it stayed. It is sent from a goroutine of its own, whose
+		// stack goes when it ends.
+		done := make(chan error, 1)
+		go func() { done <- p.send(ctx, method, params) }()
+		return <-done
+	}
+	return p.send(ctx, method, params)
+}
+
+// send encodes a notification and writes it as an event, starting the
+// stream if it has not started.
+func (p *responder) send(ctx context.Context, method string, params any) error {
 	var raw json.RawMessage
 	if params != nil {
 		var err error

@@ -100,6 +100,10 @@ func TestIdleListenStreamAllocBudget(t *testing.T) {
 	s.HandleReadResource(func(ctx context.Context, req *server.Request, p *mcp.ReadResourceRequestParams) (mcp.ReadResourceOutcome, error) {
 		return &mcp.ReadResourceResult{}, nil
 	})
+	// Middleware with a frame of some size, as a server's own would be
+	// (mcpserver's sealing step, authorization, telemetry): the stream's
+	// first flush must not grow the stack of the goroutine it parks.
+	s.Use(deepMiddleware, deepMiddleware)
 	parley := httptest.NewServer(NewHandler(s, &HandlerOptions{Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(parley.Close) // after the streams are closed: cleanups run last first
 	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,6 +125,16 @@ func TestIdleListenStreamAllocBudget(t *testing.T) {
 	}
 	if parleyBytes-bareBytes > listenStreamOverBare {
 		t.Errorf("an idle listen stream holds %.0f bytes more than a bare streaming response, over the budget of %d", parleyBytes-bareBytes, listenStreamOverBare)
+	}
+}
+
+// deepMiddleware passes a request on from a frame of about 1 KiB.
+func deepMiddleware(next server.Handler) server.Handler {
+	return func(ctx context.Context, req *server.Request) (mcp.AnyResult, error) {
+		var pad [1024]byte
+		pad[len(req.Method)%len(pad)] = 1
+		runtime.KeepAlive(&pad)
+		return next(ctx, req)
 	}
 }
 
