@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -411,7 +412,18 @@ func seriesRank(s string) int {
 // opStats is what a run of one operation cost, per operation.
 type opStats struct {
 	ns, allocs, bytes float64
+	cpu               float64 // ns of the process's CPU time (user and system)
 	n                 int
+}
+
+// cpuTime is the CPU time this process has used, user and system: on a
+// loaded machine a figure that waiting for a processor does not inflate.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // measureOp runs op repeatedly for about d (at least twice, after one
@@ -431,6 +443,7 @@ func measureOp(d time.Duration, op func() error) (opStats, error) {
 	runtime.GC()
 	var a, b runtime.MemStats
 	runtime.ReadMemStats(&a)
+	cpu0 := cpuTime()
 	start = time.Now()
 	for range n {
 		if err := op(); err != nil {
@@ -438,9 +451,11 @@ func measureOp(d time.Duration, op func() error) (opStats, error) {
 		}
 	}
 	el := time.Since(start)
+	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&b)
 	return opStats{
 		ns:     float64(el.Nanoseconds()) / float64(n),
+		cpu:    float64(cpu.Nanoseconds()) / float64(n),
 		allocs: float64(b.Mallocs-a.Mallocs) / float64(n),
 		bytes:  float64(b.TotalAlloc-a.TotalAlloc) / float64(n),
 		n:      n,

@@ -33,6 +33,7 @@ func measureTools(ctx context.Context, cfg *scaleConfig, sh *sheet) error {
 					prefix = "tools.http"
 				}
 				sh.add(prefix+".ns", sdk, x, call.ns)
+				sh.add(prefix+".cpu", sdk, x, call.cpu)
 				sh.add(prefix+".allocs", sdk, x, call.allocs)
 				if !http {
 					var tools, pages int

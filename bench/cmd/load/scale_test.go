@@ -46,6 +46,8 @@ func scaleSheet() *sheet {
 		for _, v := range []float64{20e3, 19e3, 40e3} { // a noisy round does not count
 			sh.add("tools.call.ns", sdkParley, x, v)
 			sh.add("tools.http.ns", sdkParley, x, v*5)
+			sh.add("tools.call.cpu", sdkParley, x, 15e3)
+			sh.add("tools.http.cpu", sdkParley, x, 60e3)
 		}
 		sh.add("tools.call.allocs", sdkParley, x, 31)
 		sh.add("tools.http.allocs", sdkParley, x, 147)
@@ -83,7 +85,7 @@ func TestScaleTargets(t *testing.T) {
 			sh.v[sampleKey{"tools.call.allocs", sdkParley, 10000}] = []float64{40}
 		},
 		"(Parley over HTTP": func(sh *sheet) {
-			sh.v[sampleKey{"tools.http.ns", sdkParley, 10000}] = []float64{300e3, 310e3, 320e3}
+			sh.v[sampleKey{"tools.http.cpu", sdkParley, 10000}] = []float64{90e3}
 		},
 		"a published change costs": func(sh *sheet) {
 			sh.v[sampleKey{"streams.publish.ns", sdkParley, 10000}] = []float64{2000}
