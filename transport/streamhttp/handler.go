@@ -410,10 +410,11 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 		return body, err
 	}
 	body, err := h.readBodyNow(r)
-	if err == nil {
-		r.Body.Close()
+	if err != nil {
+		return nil, err
 	}
-	return body, err
+	r.Body.Close()
+	return body, nil
 }
 
 // readBodyNow reads the body: readBody without the deadline.
