@@ -26,7 +26,7 @@ func TestStoredTaskAllocBudget(t *testing.T) {
 		t.Skip("memory figures are meaningless under -race; make test checks the budget in a separate run without it")
 	}
 	const n = 1000
-	store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{PerPrincipal: 2 * n})
+	store := tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxOpenPerCaller: 2 * n, MaxFinishedPerCaller: 2 * n})
 	f := newFixture(t, &tasks.Options{Store: store})
 	var done sync.WaitGroup
 	finished := make(chan struct{})

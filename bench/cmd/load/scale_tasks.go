@@ -57,10 +57,10 @@ func measureTasks(ctx context.Context, cfg *scaleConfig, sh *sheet) error {
 
 func tasksOnce(ctx context.Context, cfg *scaleConfig, sh *sheet, n int, rs *redisServer) error {
 	series := sdkParley
-	var store tasks.Store = tasks.NewMemoryStore(&tasks.MemoryStoreOptions{PerPrincipal: 1 << 30})
+	var store tasks.Store = tasks.NewMemoryStore(&tasks.MemoryStoreOptions{MaxOpenPerCaller: 1 << 30, MaxFinishedPerCaller: 1 << 30})
 	if rs != nil {
 		series = seriesParleyRedis
-		store = redisstore.New(rs.client, &redisstore.Options{PerPrincipal: 1 << 30})
+		store = redisstore.New(rs.client, &redisstore.Options{MaxOpenPerCaller: 1 << 30, MaxFinishedPerCaller: 1 << 30})
 	}
 	release := make(chan struct{})
 	var running sync.WaitGroup
