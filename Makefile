@@ -1,8 +1,7 @@
 # The project's test command is `make test`; .ci/run calls it.
 GO ?= go
 
-.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli docs bench-load load-smoke otel
-.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli bench-load load-smoke otel bench-scale
+.PHONY: test deps fmt vet api api-record unit allocs fuzz examples conformance interop apps fleet bench bench-compare bench-smoke run mutate cli docs bench-load load-smoke otel bench-scale
 
 # The stages of `make test`, in order; a new stage is one more word here
 # (and its target below). scripts/stages.sh runs them one after another,
