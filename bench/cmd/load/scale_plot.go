@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -77,7 +78,7 @@ func panelPlot(f figure, p panel, sh *sheet) (*plot.Plot, error) {
 	}
 	if f.logX {
 		pl.X.Scale = plot.LogScale{}
-		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		pl.X.Tick.Marker = logTicks{}
 	} else {
 		pl.X.Tick.Marker = integerTicks{}
 	}
@@ -86,9 +87,10 @@ func panelPlot(f figure, p panel, sh *sheet) (*plot.Plot, error) {
 	}
 	if p.logY {
 		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		pl.Y.Tick.Marker = logTicks{}
 	} else {
 		pl.Y.Min = 0
+		pl.Y.Tick.Marker = plainTicks{}
 	}
 	pl.Legend.Top = true
 	pl.Legend.Left = true
@@ -144,6 +146,10 @@ func panelPlot(f figure, p panel, sh *sheet) (*plot.Plot, error) {
 	// way, to zero or below: widen it by a factor instead.
 	if p.logY && ymin == ymax && ymax > 0 {
 		pl.Y.Min, pl.Y.Max = ymin/2, ymax*2
+	} else if p.logY && ymax > 0 {
+		// Room above the highest point for the legend, a third of the
+		// span again (at least a factor of two) on a log axis.
+		pl.Y.Max = ymax * max(2, math.Pow(ymax/ymin, 1.0/3))
 	}
 	if f.logX && xmin == xmax && xmax > 0 {
 		pl.X.Min, pl.X.Max = xmin/2, xmax*2
@@ -180,6 +186,55 @@ func chartPalette() color.Palette {
 		}
 	}
 	return append(p, color.White)
+}
+
+// logTicks marks a log axis at each power of ten and, when the axis spans
+// fewer than three decades (where powers of ten alone would leave two
+// labels, or one), at 2× and 5× each power too; the other multiples get
+// an unlabelled mark.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if min <= 0 || max <= min {
+		return nil
+	}
+	dense := max/min < 1000
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		for m := 1.0; m < 10; m++ {
+			v := tidy(m * math.Pow(10, e))
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (dense && (m == 2 || m == 5)) {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// plainTicks is gonum's default marking of a linear axis with its labels
+// written without trailing zeros ("250", not "250.00").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i, t := range ts {
+		if t.Label != "" {
+			ts[i].Label = strconv.FormatFloat(tidy(t.Value), 'f', -1, 64)
+		}
+	}
+	return ts
+}
+
+// tidy rounds v to three significant digits, which takes away the binary
+// noise of a product such as 3 × 0.1.
+func tidy(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return r
 }
 
 // integerTicks marks the whole numbers of a short linear axis (GOMAXPROCS).

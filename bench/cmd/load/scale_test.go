@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
 )
 
 // TestSheetMedianAndSpread: a point's figure is the median of its rounds
@@ -165,6 +168,35 @@ func TestDrawFigures(t *testing.T) {
 		}
 		if !bytes.HasPrefix(b, []byte("\x89PNG")) {
 			t.Errorf("%s.png is not a PNG", name)
+		}
+	}
+}
+
+// TestTickLabels: an axis spanning less than three decades is labelled at
+// 1, 2 and 5 times each power of ten, a wider one at the powers only;
+// linear labels carry no trailing zeros.
+func TestTickLabels(t *testing.T) {
+	labels := func(ts []plot.Tick) []string {
+		var out []string
+		for _, t := range ts {
+			if t.Label != "" {
+				out = append(out, t.Label)
+			}
+		}
+		return out
+	}
+	if got, want := labels(logTicks{}.Ticks(13, 300)), []string{"20", "50", "100", "200"}; !slices.Equal(got, want) {
+		t.Errorf("13..300: %q, want %q", got, want)
+	}
+	if got, want := labels(logTicks{}.Ticks(0.09, 500)), []string{"0.1", "1", "10", "100"}; !slices.Equal(got, want) {
+		t.Errorf("0.09..500: %q, want %q", got, want)
+	}
+	if got := labels(logTicks{}.Ticks(0, 10)); got != nil {
+		t.Errorf("0..10 on a log axis: %q, want nothing", got)
+	}
+	for _, l := range labels(plainTicks{}.Ticks(0, 500)) {
+		if strings.Contains(l, ".") {
+			t.Errorf("linear label %q has a fraction", l)
 		}
 	}
 }
