@@ -213,7 +213,6 @@ func TestIdleLegacySessionHTTPAllocBudget(t *testing.T) {
 		return resp
 	}
 	const n = 1000
-	ids := make([]string, 0, n)
 	held0, g0 := heldNow()
 	for i := range n {
 		resp := send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, i+1), "")
@@ -224,7 +223,6 @@ func TestIdleLegacySessionHTTPAllocBudget(t *testing.T) {
 		if resp := send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, id); resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("notifications/initialized: status %d", resp.StatusCode)
 		}
-		ids = append(ids, id)
 	}
 	held1, g1 := heldNow()
 	per, perG := (held1-held0)/n, float64(g1-g0)/n
