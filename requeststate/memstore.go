@@ -3,11 +3,9 @@ package requeststate
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
-	"github.com/parley-mcp/parley/internal/fairshare"
+	"github.com/parley-mcp/parley/internal/oncestore"
 )
 
 // DefaultMaxEntries is how many unexpired states a [MemoryStore] holds
@@ -80,30 +78,7 @@ type MemoryStoreOptions struct {
 // insert, and a heap push; expired entries are dropped as later calls pass
 // them, oldest first. It is safe for concurrent use.
 type MemoryStore struct {
-	max         int
-	perCaller   int // 0: no bound per caller
-	now         func() time.Time
-	full        error
-	shareFull   error
-	reserveFull error
-
-	mu      sync.Mutex
-	held    map[StateID]struct{}
-	queue   []memEntry // a min-heap on exp: the next entry to expire first
-	callers map[string]*callerCount
-}
-
-type memEntry struct {
-	exp    int64 // Unix nanoseconds
-	id     StateID
-	caller *callerCount // nil when no caller was named
-}
-
-// callerCount is how many held entries one caller has. Entries point at
-// it, so that the caller's key is held once however many entries it has.
-type callerCount struct {
-	key string
-	n   int
+	s *oncestore.Store[StateID]
 }
 
 // NewMemoryStore returns an empty store. o nil means defaults; a negative
@@ -113,33 +88,22 @@ func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
 	if o != nil {
 		opts = *o
 	}
-	switch {
-	case opts.MaxEntries == 0:
-		opts.MaxEntries = DefaultMaxEntries
-	case opts.MaxEntries < 0:
-		return nil, fmt.Errorf("requeststate: MemoryStoreOptions.MaxEntries must not be negative, got %d", opts.MaxEntries)
+	s, err := oncestore.New[StateID](oncestore.Config{
+		MaxEntries:          opts.MaxEntries,
+		MaxEntriesPerCaller: opts.MaxEntriesPerCaller,
+		Now:                 opts.Now,
+		DefaultMaxEntries:   DefaultMaxEntries,
+		DefaultCallerShares: DefaultCallerShares,
+		Pkg:                 "requeststate",
+		Noun:                "states",
+		Replayed:            ErrReplayed,
+		Full:                ErrStoreFull,
+		ShareFull:           ErrCallerShareFull,
+	})
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case opts.MaxEntriesPerCaller == 0:
-		opts.MaxEntriesPerCaller = max(1, opts.MaxEntries/DefaultCallerShares)
-	case opts.MaxEntriesPerCaller < 0:
-		opts.MaxEntriesPerCaller = 0
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &MemoryStore{
-		max:       opts.MaxEntries,
-		perCaller: opts.MaxEntriesPerCaller,
-		now:       opts.Now,
-		// Made once: refusing a state when full allocates nothing.
-		full:      fmt.Errorf("%w: it holds MaxEntries (%d) unexpired states; raise MemoryStoreOptions.MaxEntries", ErrStoreFull, opts.MaxEntries),
-		shareFull: fmt.Errorf("%w: the caller holds MaxEntriesPerCaller (%d) unexpired states", ErrCallerShareFull, opts.MaxEntriesPerCaller),
-		reserveFull: fmt.Errorf("%w: the store holds %d of MaxEntries (%d) and keeps the rest for callers holding fewer than %d states",
-			ErrCallerShareFull, opts.MaxEntries-fairshare.Reserve(opts.MaxEntries), opts.MaxEntries, fairshare.ReserveShare(opts.MaxEntriesPerCaller)),
-		held:    make(map[StateID]struct{}),
-		callers: make(map[string]*callerCount),
-	}, nil
+	return &MemoryStore{s: s}, nil
 }
 
 // Consume records id until expires, or returns [ErrReplayed] if id is held
@@ -147,7 +111,7 @@ func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
 // states are held. An expires already past is not recorded: nothing is
 // promised beyond it.
 func (m *MemoryStore) Consume(_ context.Context, id StateID, expires time.Time) error {
-	return m.consume(id, expires, "")
+	return m.s.Consume(id, expires, "")
 }
 
 // ConsumeAs is Consume for a state presented by caller: it also returns an
@@ -156,113 +120,13 @@ func (m *MemoryStore) Consume(_ context.Context, id StateID, expires time.Time) 
 // store is in its last eighth. A caller of "" is not bounded apart from
 // the store as a whole.
 func (m *MemoryStore) ConsumeAs(_ context.Context, id StateID, expires time.Time, caller string) error {
-	return m.consume(id, expires, caller)
-}
-
-func (m *MemoryStore) consume(id StateID, expires time.Time, caller string) error {
-	now := m.now().UnixNano()
-	exp := expires.UnixNano()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.expire(now)
-	if _, ok := m.held[id]; ok {
-		return ErrReplayed
-	}
-	if exp <= now {
-		return nil
-	}
-	var cc *callerCount
-	if caller != "" && m.perCaller > 0 {
-		cc = m.callers[caller]
-		if cc != nil && cc.n >= m.perCaller {
-			return m.shareFull
-		}
-	}
-	if len(m.held) >= m.max {
-		return m.full
-	}
-	if cc != nil && fairshare.Refused(cc.n, m.perCaller, len(m.held), m.max) {
-		return m.reserveFull
-	}
-	if cc == nil && caller != "" && m.perCaller > 0 {
-		cc = &callerCount{key: caller}
-		m.callers[caller] = cc
-	}
-	if cc != nil {
-		cc.n++
-	}
-	m.held[id] = struct{}{}
-	m.push(memEntry{exp: exp, id: id, caller: cc})
-	return nil
+	return m.s.Consume(id, expires, caller)
 }
 
 // Len returns how many states the store holds, expired ones not yet
 // dropped included.
-func (m *MemoryStore) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.held)
-}
+func (m *MemoryStore) Len() int { return m.s.Len() }
 
 // CallerLen returns how many states the store holds for caller, expired
 // ones not yet dropped included.
-func (m *MemoryStore) CallerLen(caller string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if cc := m.callers[caller]; cc != nil {
-		return cc.n
-	}
-	return 0
-}
-
-// expire drops every entry whose expiry is not after now.
-func (m *MemoryStore) expire(now int64) {
-	for len(m.queue) > 0 && m.queue[0].exp <= now {
-		delete(m.held, m.queue[0].id)
-		if cc := m.queue[0].caller; cc != nil {
-			if cc.n--; cc.n == 0 {
-				delete(m.callers, cc.key)
-			}
-		}
-		m.pop()
-	}
-}
-
-// push and pop keep m.queue a binary min-heap on exp (container/heap would
-// box every entry in an interface).
-func (m *MemoryStore) push(e memEntry) {
-	q := append(m.queue, e)
-	i := len(q) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if q[parent].exp <= q[i].exp {
-			break
-		}
-		q[parent], q[i] = q[i], q[parent]
-		i = parent
-	}
-	m.queue = q
-}
-
-func (m *MemoryStore) pop() {
-	q := m.queue
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	i := 0
-	for {
-		small, l, r := i, 2*i+1, 2*i+2
-		if l < len(q) && q[l].exp < q[small].exp {
-			small = l
-		}
-		if r < len(q) && q[r].exp < q[small].exp {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		q[i], q[small] = q[small], q[i]
-		i = small
-	}
-	m.queue = q
-}
+func (m *MemoryStore) CallerLen(caller string) int { return m.s.CallerLen(caller) }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
-	"github.com/parley-mcp/parley/internal/fairshare"
+	"github.com/parley-mcp/parley/internal/oncestore"
 )
 
 // ProofID names a proof in a [ReplayStore]: a SHA-256 hash of its jti, the
@@ -84,29 +82,7 @@ type MemoryStoreOptions struct {
 // oldest first: no goroutine), and at most MaxEntries are held. It is safe
 // for concurrent use.
 type MemoryStore struct {
-	max         int
-	perCaller   int // 0: no bound per caller
-	now         func() time.Time
-	full        error
-	shareFull   error
-	reserveFull error
-
-	mu      sync.Mutex
-	held    map[ProofID]struct{}
-	queue   []entry // a min-heap on exp
-	callers map[string]*callerCount
-}
-
-type entry struct {
-	exp    int64 // Unix nanoseconds
-	id     ProofID
-	caller *callerCount // nil when no caller was named
-}
-
-// callerCount is how many held entries one caller has.
-type callerCount struct {
-	key string
-	n   int
+	s *oncestore.Store[ProofID]
 }
 
 // NewMemoryStore returns an empty store. o nil means defaults; a negative
@@ -116,128 +92,30 @@ func NewMemoryStore(o *MemoryStoreOptions) (*MemoryStore, error) {
 	if o != nil {
 		opts = *o
 	}
-	switch {
-	case opts.MaxEntries == 0:
-		opts.MaxEntries = DefaultMaxEntries
-	case opts.MaxEntries < 0:
-		return nil, fmt.Errorf("dpopverify: MemoryStoreOptions.MaxEntries must not be negative, got %d", opts.MaxEntries)
+	s, err := oncestore.New[ProofID](oncestore.Config{
+		MaxEntries:          opts.MaxEntries,
+		MaxEntriesPerCaller: opts.MaxEntriesPerCaller,
+		Now:                 opts.Now,
+		DefaultMaxEntries:   DefaultMaxEntries,
+		DefaultCallerShares: DefaultCallerShares,
+		Pkg:                 "dpopverify",
+		Noun:                "proofs",
+		Replayed:            ErrReplayed,
+		Full:                ErrStoreFull,
+		ShareFull:           ErrCallerShareFull,
+	})
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case opts.MaxEntriesPerCaller == 0:
-		opts.MaxEntriesPerCaller = max(1, opts.MaxEntries/DefaultCallerShares)
-	case opts.MaxEntriesPerCaller < 0:
-		opts.MaxEntriesPerCaller = 0
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &MemoryStore{
-		max:       opts.MaxEntries,
-		perCaller: opts.MaxEntriesPerCaller,
-		now:       opts.Now,
-		full:      fmt.Errorf("%w: it holds MaxEntries (%d) unexpired proofs; raise MemoryStoreOptions.MaxEntries", ErrStoreFull, opts.MaxEntries),
-		shareFull: fmt.Errorf("%w: the caller holds MaxEntriesPerCaller (%d) unexpired proofs", ErrCallerShareFull, opts.MaxEntriesPerCaller),
-		reserveFull: fmt.Errorf("%w: the store holds %d of MaxEntries (%d) and keeps the rest for callers holding fewer than %d proofs",
-			ErrCallerShareFull, opts.MaxEntries-fairshare.Reserve(opts.MaxEntries), opts.MaxEntries, fairshare.ReserveShare(opts.MaxEntriesPerCaller)),
-		held:    make(map[ProofID]struct{}),
-		callers: make(map[string]*callerCount),
-	}, nil
+	return &MemoryStore{s: s}, nil
 }
 
 // Consume implements [ReplayStore]. An expires already past is not
 // recorded: nothing is promised beyond it.
 func (m *MemoryStore) Consume(_ context.Context, id ProofID, expires time.Time, caller string) error {
-	now := m.now().UnixNano()
-	exp := expires.UnixNano()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.expire(now)
-	if _, ok := m.held[id]; ok {
-		return ErrReplayed
-	}
-	if exp <= now {
-		return nil
-	}
-	var cc *callerCount
-	if caller != "" && m.perCaller > 0 {
-		cc = m.callers[caller]
-		if cc != nil && cc.n >= m.perCaller {
-			return m.shareFull
-		}
-	}
-	if len(m.held) >= m.max {
-		return m.full
-	}
-	if cc != nil && fairshare.Refused(cc.n, m.perCaller, len(m.held), m.max) {
-		return m.reserveFull
-	}
-	if cc == nil && caller != "" && m.perCaller > 0 {
-		cc = &callerCount{key: caller}
-		m.callers[caller] = cc
-	}
-	if cc != nil {
-		cc.n++
-	}
-	m.held[id] = struct{}{}
-	m.push(entry{exp: exp, id: id, caller: cc})
-	return nil
+	return m.s.Consume(id, expires, caller)
 }
 
 // Len returns how many proofs the store holds, expired ones not yet
 // dropped included.
-func (m *MemoryStore) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.held)
-}
-
-// expire drops every entry whose expiry is not after now.
-func (m *MemoryStore) expire(now int64) {
-	for len(m.queue) > 0 && m.queue[0].exp <= now {
-		delete(m.held, m.queue[0].id)
-		if cc := m.queue[0].caller; cc != nil {
-			if cc.n--; cc.n == 0 {
-				delete(m.callers, cc.key)
-			}
-		}
-		m.pop()
-	}
-}
-
-// push and pop keep m.queue a binary min-heap on exp.
-func (m *MemoryStore) push(e entry) {
-	q := append(m.queue, e)
-	i := len(q) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if q[parent].exp <= q[i].exp {
-			break
-		}
-		q[parent], q[i] = q[i], q[parent]
-		i = parent
-	}
-	m.queue = q
-}
-
-func (m *MemoryStore) pop() {
-	q := m.queue
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	i := 0
-	for {
-		small, l, r := i, 2*i+1, 2*i+2
-		if l < len(q) && q[l].exp < q[small].exp {
-			small = l
-		}
-		if r < len(q) && q[r].exp < q[small].exp {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		q[i], q[small] = q[small], q[i]
-		i = small
-	}
-	m.queue = q
-}
+func (m *MemoryStore) Len() int { return m.s.Len() }

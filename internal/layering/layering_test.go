@@ -32,8 +32,8 @@ var allowed = map[string][]string{
 	"server":                  {"auth", "internal/fairshare", "internal/jsontext", "internal/questionkey", "jsonrpc", "jsonrpc/wire", "mcp", "transport"}, // auth: the caller of a request, for limits per caller (design record 034); internal/questionkey: a back-channel question's key, for mcptest (design record 046)
 	"client":                  {"internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "transport"},
 	"transport/streamhttp":    {"auth", "internal/fairshare", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server", "transport"},
-	"requeststate":            {"auth", "internal/fairshare", "internal/jsontext", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
-	"requeststate/redisstore": {"requeststate"},
+	"requeststate":            {"auth", "internal/jsontext", "internal/oncestore", "jsonrpc", "jsonrpc/wire", "mcp", "server"},
+	"requeststate/redisstore": {"internal/oncestore/redisonce", "requeststate"},
 	"tasks":                   {"auth", "internal/jsontext", "jsonrpc/wire", "mcp", "requeststate", "server"},
 	"tasks/redisstore":        {"mcp", "tasks"},  // the tasks extension, on the extension surface only (design record 026)
 	"apps":                    {"mcp", "server"}, // the MCP Apps extension, on the extension surface only (design record 047)
@@ -50,13 +50,19 @@ var allowed = map[string][]string{
 	"internal/wiregolden":     {"mcp", "transport"}, // golden wire tests: txtar archives of what a server sent
 	"internal/questionkey":    {},                   // a legacy back-channel question's key in its context (design record 046)
 	"internal/redistest":      {},                   // a redis-server of a test's own
+	"internal/docscheck":      {},                   // the README's and the guides' commands, run as written (tests only)
 	"auth/resourceserver":     {"auth"},
 	"auth/jwtverify":          {"auth", "auth/resourceserver"},
 	"auth/authtest":           {},
 	"auth/oauthclient":        {},
+	// The bounded consume-once store of one process (single-use states,
+	// DPoP proofs) and its one Redis command, each with the wrappers' own
+	// options and errors (design record 039 for the reserve).
+	"internal/oncestore":           {"internal/fairshare"},
+	"internal/oncestore/redisonce": {}, // go-redis only, so that only the Redis stores depend on it
 	// DPoP proofs (design record 048): go-jose, apart from the middleware.
-	"auth/dpopverify":            {"auth/resourceserver", "internal/fairshare"},
-	"auth/dpopverify/redisstore": {"auth/dpopverify"},
+	"auth/dpopverify":            {"auth/resourceserver", "internal/oncestore"},
+	"auth/dpopverify/redisstore": {"auth/dpopverify", "internal/oncestore/redisonce"},
 	// Experimental extensions: built on the public surface like the
 	// others, named so while their proposal is.
 	"experimental/servercard": {"mcp"}, // a server's identity (server.Server satisfies its Source) and net/http
@@ -206,4 +212,36 @@ func nestedModule(path, rel string) bool {
 	}
 	_, err := os.Stat(filepath.Join(path, "go.mod"))
 	return err == nil
+}
+
+// noRedis lists packages that must not reach the Redis client, directly
+// or through another of the module's packages: only a server that uses a
+// Redis store depends on it (the stores and internal/oncestore/redisonce
+// are packages of their own for that).
+var noRedis = []string{"requeststate", "auth/dpopverify", "internal/oncestore", "tasks", "server"}
+
+func TestRedisOnlyInRedisStores(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reach func(pkg string, path []string, seen map[string]bool)
+	reach = func(pkg string, path []string, seen map[string]bool) {
+		p, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(pkg)), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", pkg, err)
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "github.com/redis/") {
+				t.Errorf("%s reaches %s (through %s); only the Redis stores may", path[0], imp, strings.Join(path, " -> "))
+			}
+			if dep, ours := strings.CutPrefix(imp, module); ours && !seen[dep] {
+				seen[dep] = true
+				reach(dep, append(path[:len(path):len(path)], dep), seen)
+			}
+		}
+	}
+	for _, pkg := range noRedis {
+		reach(pkg, []string{pkg}, map[string]bool{})
+	}
 }

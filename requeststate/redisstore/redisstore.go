@@ -29,10 +29,9 @@ package redisstore
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
+	"github.com/parley-mcp/parley/internal/oncestore/redisonce"
 	"github.com/parley-mcp/parley/requeststate"
 	"github.com/redis/go-redis/v9"
 )
@@ -74,21 +73,5 @@ func New(client Client, o *Options) *Store {
 // the key was new, an error matching [requeststate.ErrReplayed] if it was
 // there, and the client's error, wrapped, if Redis could not be asked.
 func (s *Store) Consume(ctx context.Context, id requeststate.StateID, expires time.Time) error {
-	if expires.IsZero() {
-		// SetArgs would write a key that never expires.
-		return errors.New("redisstore: no expiry given")
-	}
-	// Rounded up to a whole millisecond, so that the key never expires
-	// before the state: the client sends PXAT in milliseconds (EXAT on a
-	// whole second), truncating.
-	exp := expires.Add(time.Millisecond - 1).Truncate(time.Millisecond)
-	err := s.client.SetArgs(ctx, s.prefix+id.String(), "1", redis.SetArgs{Mode: "NX", ExpireAt: exp}).Err()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, redis.Nil):
-		return requeststate.ErrReplayed
-	default:
-		return fmt.Errorf("redisstore: recording a used requestState: %w", err)
-	}
+	return redisonce.Consume(ctx, s.client, s.prefix+id.String(), expires, requeststate.ErrReplayed, "recording a used requestState")
 }

@@ -26,13 +26,12 @@ package redisstore
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/parley-mcp/parley/auth/dpopverify"
+	"github.com/parley-mcp/parley/internal/oncestore/redisonce"
 )
 
 // DefaultPrefix starts every key the store writes.
@@ -71,20 +70,5 @@ func New(client Client, o *Options) *Store {
 // key was new, [dpopverify.ErrReplayed] if it was there, the client's error,
 // wrapped, if Redis could not be asked. caller is not used.
 func (s *Store) Consume(ctx context.Context, id dpopverify.ProofID, expires time.Time, _ string) error {
-	if expires.IsZero() {
-		// SetArgs would write a key that never expires.
-		return errors.New("redisstore: no expiry given")
-	}
-	// Rounded up to a whole millisecond, so that the key never expires
-	// before the proof could no longer be accepted.
-	exp := expires.Add(time.Millisecond - 1).Truncate(time.Millisecond)
-	err := s.client.SetArgs(ctx, s.prefix+id.String(), "1", redis.SetArgs{Mode: "NX", ExpireAt: exp}).Err()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, redis.Nil):
-		return dpopverify.ErrReplayed
-	default:
-		return fmt.Errorf("redisstore: recording a DPoP proof: %w", err)
-	}
+	return redisonce.Consume(ctx, s.client, s.prefix+id.String(), expires, dpopverify.ErrReplayed, "recording a DPoP proof")
 }

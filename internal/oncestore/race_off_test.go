@@ -1,0 +1,5 @@
+//go:build !race
+
+package oncestore
+
+const raceEnabled = false
