@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -490,6 +489,3 @@ func allocsOf(f func() error, st *opStats) error {
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
-
-// round1 rounds to one decimal.
-func round1(v float64) float64 { return math.Round(v*10) / 10 }

@@ -49,7 +49,7 @@ func measureTasks(ctx context.Context, cfg *scaleConfig, sh *sheet) error {
 		err = tasksOnce(ctx, cfg, sh, n, rs)
 		rs.stop()
 		if err != nil {
-			return fmt.Errorf("Redis store, %d tasks: %w", n, err)
+			return fmt.Errorf("the Redis store, %d tasks: %w", n, err)
 		}
 	}
 	return nil

@@ -71,17 +71,11 @@ const endpoint = "/mcp"
 // measurement reads before and after opening its sessions.
 const heapPath = "/debug/heap"
 
-// handler is the http.Handler of sdk, configured for mode the way a
+// serverFor is the http.Handler of sdk, configured for mode the way a
 // production user of that SDK would configure a scalable server (see
-// README.md, "Serving under load").
-func handler(sdk, mode string) (http.Handler, error) {
-	h, _, err := serverFor(sdk, mode)
-	return h, err
-}
-
-// serverFor is handler, and for modeListen the function that publishes a
-// change of a resource to the streams subscribed to it (nil for the
-// ceiling, which has nothing to publish).
+// README.md, "Serving under load"), and for modeListen the function that
+// publishes a change of a resource to the streams subscribed to it (nil
+// for the ceiling, which has nothing to publish).
 func serverFor(sdk, mode string) (http.Handler, func(uri string), error) {
 	if mode == modeListen {
 		return listenServer(sdk)
