@@ -205,3 +205,37 @@ func TestMemoryStoreConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryStoreDefaults: a store with no options holds exactly
+// DefaultMaxEntries states, and a caller exactly its default share
+// (OS19, OS20: the exported defaults are the ones used).
+func TestMemoryStoreDefaults(t *testing.T) {
+	ctx := context.Background()
+	exp := time.Now().Add(time.Hour)
+	id := func(n int) requeststate.StateID {
+		var s requeststate.StateID
+		s[0], s[1], s[2], s[3], s[15] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24), 0xd5
+		return s
+	}
+	m, err := requeststate.NewMemoryStore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := requeststate.DefaultMaxEntries / requeststate.DefaultCallerShares
+	for i := range share {
+		if err := m.ConsumeAs(ctx, id(i), exp, "one"); err != nil {
+			t.Fatalf("state %d of the caller's default share (%d): %v", i+1, share, err)
+		}
+	}
+	if err := m.ConsumeAs(ctx, id(share), exp, "one"); !errors.Is(err, requeststate.ErrCallerShareFull) {
+		t.Fatalf("one past the default share: %v, want ErrCallerShareFull", err)
+	}
+	for i := share; i < requeststate.DefaultMaxEntries; i++ {
+		if err := m.Consume(ctx, id(i), exp); err != nil {
+			t.Fatalf("state %d of the default bound (%d): %v", i+1, requeststate.DefaultMaxEntries, err)
+		}
+	}
+	if err := m.Consume(ctx, id(requeststate.DefaultMaxEntries), exp); !errors.Is(err, requeststate.ErrStoreFull) {
+		t.Fatalf("one past the default bound: %v, want ErrStoreFull", err)
+	}
+}

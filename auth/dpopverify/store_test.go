@@ -161,3 +161,37 @@ func TestMemoryStoreConcurrent(t *testing.T) {
 		t.Fatalf("%d of 32 accepted, want 1", accepted)
 	}
 }
+
+// TestMemoryStoreDefaults: a store with no options holds exactly
+// DefaultMaxEntries proofs, and a caller exactly its default share
+// (OS23, OS24: the exported defaults are the ones used).
+func TestMemoryStoreDefaults(t *testing.T) {
+	ctx := context.Background()
+	exp := time.Now().Add(time.Hour)
+	id := func(n int) ProofID {
+		var p ProofID
+		p[0], p[1], p[2], p[3], p[31] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24), 0xa5
+		return p
+	}
+	m, err := NewMemoryStore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := DefaultMaxEntries / DefaultCallerShares
+	for i := range share {
+		if err := m.Consume(ctx, id(i), exp, "one"); err != nil {
+			t.Fatalf("proof %d of the caller's default share (%d): %v", i+1, share, err)
+		}
+	}
+	if err := m.Consume(ctx, id(share), exp, "one"); !errors.Is(err, ErrCallerShareFull) {
+		t.Fatalf("one past the default share: %v, want ErrCallerShareFull", err)
+	}
+	for i := share; i < DefaultMaxEntries; i++ {
+		if err := m.Consume(ctx, id(i), exp, ""); err != nil {
+			t.Fatalf("proof %d of the default bound (%d): %v", i+1, DefaultMaxEntries, err)
+		}
+	}
+	if err := m.Consume(ctx, id(DefaultMaxEntries), exp, ""); !errors.Is(err, ErrStoreFull) {
+		t.Fatalf("one past the default bound: %v, want ErrStoreFull", err)
+	}
+}
