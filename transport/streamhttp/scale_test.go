@@ -340,3 +340,28 @@ func TestAppendOutcomeFraming(t *testing.T) {
 		t.Errorf("a result that cannot be encoded: %d %s", status, got)
 	}
 }
+
+// TestLargeOutcomeNotPooled: a message too large for the pool is handed
+// over in the buffer it was encoded into, not copied out of it with the
+// large buffer put back in the pool, where it would stay (16 MiB held by
+// an idle server) until two collections pass (GR08).
+func TestLargeOutcomeNotPooled(t *testing.T) {
+	res := mcp.TextResult(strings.Repeat("x", 4*maxPooledOut))
+	msg, status := encodeOutcome(jsonrpc.Int64ID(1), res, nil, slog.New(slog.DiscardHandler))
+	if status != http.StatusOK || len(msg) < 4*maxPooledOut {
+		t.Fatalf("encodeOutcome: %d, %d bytes", status, len(msg))
+	}
+	var got []*[]byte
+	for range 8 {
+		bp := outBufPool.Get().(*[]byte)
+		got = append(got, bp)
+		if cap(*bp) > maxPooledOut {
+			t.Errorf("the pool holds a buffer of %d bytes, over its bound of %d", cap(*bp), maxPooledOut)
+		}
+	}
+	for _, bp := range got {
+		if cap(*bp) <= maxPooledOut {
+			outBufPool.Put(bp)
+		}
+	}
+}
