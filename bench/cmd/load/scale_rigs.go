@@ -43,6 +43,25 @@ type rig struct {
 	close func()
 }
 
+// textCalls sets call and big from an SDK's call of a tool that answers
+// one text: the echo of the last tool checked, the payload's length.
+func (r *rig) textCalls(callText func(ctx context.Context, name string) (string, error), last string, payload int) {
+	r.call = func(ctx context.Context) error {
+		t, err := callText(ctx, last)
+		if err == nil && t != echoText {
+			err = fmt.Errorf("text %q", t)
+		}
+		return err
+	}
+	r.big = func(ctx context.Context) error {
+		t, err := callText(ctx, "big")
+		if err != nil {
+			return err
+		}
+		return checkLen("big", len(t), payload)
+	}
+}
+
 // toolName is the name of the i-th registered tool.
 func toolName(i int) string { return fmt.Sprintf("tool%05d", i) }
 
@@ -256,20 +275,7 @@ func gosdkRig(spec rigSpec) (*rig, error) {
 		}
 		return tc.Text, nil
 	}
-	r.call = func(ctx context.Context) error {
-		t, err := callText(ctx, last)
-		if err == nil && t != echoText {
-			err = fmt.Errorf("text %q", t)
-		}
-		return err
-	}
-	r.big = func(ctx context.Context) error {
-		t, err := callText(ctx, "big")
-		if err != nil {
-			return err
-		}
-		return checkLen("big", len(t), spec.payload)
-	}
+	r.textCalls(callText, last, spec.payload)
 	r.read = func(ctx context.Context) error {
 		res, err := cs.ReadResource(ctx, &gomcp.ReadResourceParams{URI: blobURI})
 		if err != nil {
@@ -368,20 +374,7 @@ func mcpgoRig(spec rigSpec) (*rig, error) {
 		}
 		return tc.Text, nil
 	}
-	r.call = func(ctx context.Context) error {
-		t, err := callText(ctx, last)
-		if err == nil && t != echoText {
-			err = fmt.Errorf("text %q", t)
-		}
-		return err
-	}
-	r.big = func(ctx context.Context) error {
-		t, err := callText(ctx, "big")
-		if err != nil {
-			return err
-		}
-		return checkLen("big", len(t), spec.payload)
-	}
+	r.textCalls(callText, last, spec.payload)
 	r.read = func(ctx context.Context) error {
 		req := mgmcp.ReadResourceRequest{}
 		req.Params.URI = blobURI
