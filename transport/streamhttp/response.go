@@ -104,14 +104,7 @@ func (p *responder) notify(ctx context.Context, method string, params any) error
 // send encodes a notification and writes it as an event, starting the
 // stream if it has not started.
 func (p *responder) send(ctx context.Context, method string, params any) error {
-	var raw json.RawMessage
-	if params != nil {
-		var err error
-		if raw, err = marshalParams(params); err != nil {
-			return err
-		}
-	}
-	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
+	msg, err := encodeNotification(method, params)
 	if err != nil {
 		return err
 	}
@@ -194,20 +187,11 @@ func (p *responder) keepAliveFire() {
 // finish sends the response to the request: the handler's result, or its
 // error. After finish, the ResponseWriter is never touched again.
 func (p *responder) finish(res any, err error) {
-	// Whether the answer is an event is known only under the lock, but
-	// encoding must not hold it (a large result takes long); the stream
-	// only ever starts, so an answer encoded as an event and then found
-	// not to be one is re-framed, which costs a copy only in that race.
-	p.mu.Lock()
-	streaming := p.streaming
-	p.mu.Unlock()
-	var msg []byte
-	var status int
-	if streaming {
-		msg, status = encodeFramed(eventPrefix, eventSuffix, p.id, res, err, p.log)
-	} else {
-		msg, status = encodeOutcome(p.id, res, err, p.log)
-	}
+	// Encoded outside the lock (a large result takes long), and framed as
+	// an event, since whether the answer goes on a stream is known only
+	// under the lock; a plain JSON answer is the same bytes without the
+	// framing.
+	event, status := encodeFramed(eventPrefix, eventSuffix, p.id, res, err, p.log)
 	if p.inBand && status != http.StatusInternalServerError {
 		status = http.StatusOK
 	}
@@ -222,19 +206,13 @@ func (p *responder) finish(res any, err error) {
 		return // the client is gone: there is no one to answer
 	}
 	if p.streaming {
-		event := msg // framed where it was encoded
-		if !streaming {
-			event = appendEvent(make([]byte, 0, len(msg)+len(eventPrefix)+len(eventSuffix)), msg)
-		}
 		// Unflushed: net/http flushes the last event with the end of the
 		// chunked body when the handler returns, in one write.
 		_ = p.rc.SetWriteDeadline(writeDeadline(p.writeTime))
 		_, _ = p.w.Write(event)
 		return
 	}
-	if streaming {
-		msg = msg[len(eventPrefix) : len(msg)-len(eventSuffix)] // cannot happen: a stream never stops streaming
-	}
+	msg := event[len(eventPrefix) : len(event)-len(eventSuffix)]
 	// A large result to a client that does not read must not block for
 	// ever either.
 	if p.writeTime > 0 {
