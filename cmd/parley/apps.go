@@ -80,8 +80,8 @@ func runAppsList(ctx context.Context, a *app, args []string) error {
 	}
 	return printList(a, "tools", "app tools", "NAME\tVIEW\tDESCRIPTION", rows,
 		"(parley apps view URI shows a view; app-only tools are for views to call)",
-		func(d appToolDoc) string {
-			return d.Name + "\t" + describeApp(apps.ToolMeta{ResourceURI: d.View, Visibility: d.Visibility}) + "\t" + d.Description
+		func(d appToolDoc) []string {
+			return []string{d.Name, describeApp(apps.ToolMeta{ResourceURI: d.View, Visibility: d.Visibility}), d.Description}
 		})
 }
 

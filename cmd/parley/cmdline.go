@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -180,19 +181,12 @@ func noCommandError(o *options, words []string) error {
 	if m := didYouMean(words[0], append(names, groups...)); m != "" {
 		if slices.Contains(groups, m) && len(words) > 1 {
 			if sub := didYouMean(words[1], subcommands(m)); sub != "" || slices.Contains(subcommands(m), words[1]) {
-				return usagef("unknown command %q; did you mean %q?", words[0]+" "+words[1], m+" "+cmpOr(sub, words[1]))
+				return usagef("unknown command %q; did you mean %q?", words[0]+" "+words[1], m+" "+cmp.Or(sub, words[1]))
 			}
 		}
 		return usagef("unknown command %q; did you mean %q?", words[0], m)
 	}
 	return usagef("unknown command %q (parley --help lists the commands)", words[0])
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // urlAfterCommandError explains a server URL given after the command,

@@ -218,7 +218,7 @@ func joinHints(parts ...string) string {
 func stringHint(s *mcp.StringSchema) string {
 	var h []string
 	if s.Format != "" {
-		h = append(h, string(s.Format))
+		h = append(h, peerLine(string(s.Format))) // the server's word, unchecked
 	}
 	switch {
 	case s.MinLength != nil && s.MaxLength != nil:

@@ -218,13 +218,19 @@ func (a *app) warnUnusedAnswers() {
 	}
 	sort.Strings(unused)
 	msg := fmt.Sprintf("parley: no form asked for %s, so %s not used", quotedList(unused), pluralVerb(len(unused)))
+	// The names asked for are the server's form fields: quoted, so that
+	// their control characters are escaped.
+	var near string
+	if len(unused) == 1 {
+		near = didYouMean(unused[0], a.outcome.asked)
+	}
 	switch {
 	case len(a.outcome.asked) == 0:
 		msg += " (the server asked no question)"
-	case len(unused) == 1 && didYouMean(unused[0], a.outcome.asked) != "":
-		msg += fmt.Sprintf(" (did you mean %s?)", didYouMean(unused[0], a.outcome.asked))
+	case near != "":
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	default:
-		msg += " (the forms asked for " + strings.Join(a.outcome.asked, ", ") + ")"
+		msg += " (the forms asked for " + quotedList(a.outcome.asked) + ")"
 	}
 	fmt.Fprintln(a.stderr, msg)
 }

@@ -141,21 +141,21 @@ func (a *app) printTools(tools []mcp.Tool) error {
 	if views := appViews(tools); views != nil {
 		return printList(a, "tools", "tools", "NAME\tARGUMENTS\tVIEW\tDESCRIPTION", tools,
 			"(* required; parley --json tools list shows the input schemas; parley apps view URI shows a view)",
-			func(t mcp.Tool) string {
-				return t.Name + "\t" + describeArguments(t.InputSchema) + "\t" + views[t.Name] + "\t" + firstLine(t.Description)
+			func(t mcp.Tool) []string {
+				return []string{t.Name, describeArguments(t.InputSchema), views[t.Name], firstLine(t.Description)}
 			})
 	}
 	return printList(a, "tools", "tools", "NAME\tARGUMENTS\tDESCRIPTION", tools,
 		"(* required; parley --json tools list shows the input schemas)",
-		func(t mcp.Tool) string {
-			return t.Name + "\t" + describeArguments(t.InputSchema) + "\t" + firstLine(t.Description)
+		func(t mcp.Tool) []string {
+			return []string{t.Name, describeArguments(t.InputSchema), firstLine(t.Description)}
 		})
 }
 
 // printList prints items as one JSON object with them under key (--json),
 // or as a table: header, a row each, then footer ("" for none); with no
 // items, "(no what)".
-func printList[T any](a *app, key, what, header string, items []T, footer string, row func(T) string) error {
+func printList[T any](a *app, key, what, header string, items []T, footer string, row func(T) []string) error {
 	if a.opts.jsonOut {
 		return a.writeJSON(map[string]any{key: orEmpty(items)})
 	}
@@ -165,7 +165,7 @@ func printList[T any](a *app, key, what, header string, items []T, footer string
 	}
 	rows := [][]string{strings.Split(header, "\t")}
 	for _, it := range items {
-		rows = append(rows, tableCells(row(it), len(rows[0])))
+		rows = append(rows, tableCells(row(it)))
 	}
 	if _, err := io.WriteString(a.stdout, renderTable(rows, a.width)); err != nil {
 		return err
@@ -176,11 +176,11 @@ func printList[T any](a *app, key, what, header string, items []T, footer string
 	return nil
 }
 
-// tableCells splits a row into its n cells, each made safe to print on
-// one line (the cells are a server's names and descriptions); a tab in the
-// last cell's text does not make a column of its own.
-func tableCells(row string, n int) []string {
-	cells := strings.SplitN(row, "\t", n)
+// tableCells makes a row's cells safe to print on one line (they are a
+// server's names and descriptions): a tab or line break a server put in a
+// name stays in its cell, as a space, and moves no text into the next
+// column.
+func tableCells(cells []string) []string {
 	for i, c := range cells {
 		cells[i] = peerLine(c)
 	}
@@ -319,7 +319,7 @@ func firstLine(s string) string {
 
 func (a *app) printPrompts(prompts []mcp.Prompt) error {
 	return printList(a, "prompts", "prompts", "NAME\tARGUMENTS\tDESCRIPTION", prompts, "(* required)",
-		func(p mcp.Prompt) string {
+		func(p mcp.Prompt) []string {
 			var args []string
 			for _, arg := range p.Arguments {
 				s := arg.Name
@@ -328,21 +328,21 @@ func (a *app) printPrompts(prompts []mcp.Prompt) error {
 				}
 				args = append(args, s)
 			}
-			return p.Name + "\t" + dash(strings.Join(args, " ")) + "\t" + firstLine(p.Description)
+			return []string{p.Name, dash(strings.Join(args, " ")), firstLine(p.Description)}
 		})
 }
 
 func (a *app) printResources(rs []mcp.Resource) error {
 	return printList(a, "resources", "resources", "URI\tNAME\tTYPE\tDESCRIPTION", rs, "",
-		func(r mcp.Resource) string {
-			return r.URI + "\t" + r.Name + "\t" + dash(r.MIMEType) + "\t" + firstLine(r.Description)
+		func(r mcp.Resource) []string {
+			return []string{r.URI, r.Name, dash(r.MIMEType), firstLine(r.Description)}
 		})
 }
 
 func (a *app) printTemplates(ts []mcp.ResourceTemplate) error {
 	return printList(a, "resourceTemplates", "resource templates", "URI TEMPLATE\tNAME\tTYPE\tDESCRIPTION", ts, "",
-		func(t mcp.ResourceTemplate) string {
-			return t.URITemplate + "\t" + t.Name + "\t" + dash(t.MIMEType) + "\t" + firstLine(t.Description)
+		func(t mcp.ResourceTemplate) []string {
+			return []string{t.URITemplate, t.Name, dash(t.MIMEType), firstLine(t.Description)}
 		})
 }
 

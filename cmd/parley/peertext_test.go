@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/parley-mcp/parley/apps"
 	"github.com/parley-mcp/parley/jsonrpc"
@@ -110,8 +111,11 @@ func newHostile() (*mcpserver.Server, error) {
 				if !c.InputResponses().Has("q") {
 					return &mcp.InputRequiredResult{
 						InputRequests: mcp.InputRequests{"q": mcp.NewElicitFormRequest("Question "+hostile, mcp.ElicitRequestedSchema{
-							Properties: map[string]mcp.PrimitiveSchemaDefinition{"f": &mcp.StringSchema{}},
-							Required:   []string{"f"},
+							Properties: map[string]mcp.PrimitiveSchemaDefinition{
+								"f":           &mcp.StringSchema{},
+								"g" + hostile: &mcp.StringSchema{Format: hostile},
+							},
+							Required: []string{"f"},
 						})},
 						RequestState: "asks-v1",
 					}, nil
@@ -151,7 +155,7 @@ func newHostile() (*mcpserver.Server, error) {
 // tabs are text).
 func rawControl(s string) (rune, bool) {
 	for _, r := range s {
-		if (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) {
+		if (r < 0x20 && r != '\n' && r != '\t') || unicode.IsControl(r) && r != '\n' && r != '\t' || unicode.Is(unicode.Bidi_Control, r) {
 			return r, true
 		}
 	}
@@ -170,6 +174,7 @@ func TestPeerTextEverywhere(t *testing.T) {
 		{"tools", "call", "structured"},
 		{"tools", "call", "fails"},
 		{"tools", "call", "asks"},
+		{"--answer", "f=x", "--answer", "nosuch=1", "tools", "call", "asks"}, // the form's field names, listed
 		{"prompts", "list"},
 		{"prompts", "get", "p"},
 		{"resources", "list"},
@@ -205,5 +210,17 @@ func TestJSONKeepsPeerTextExact(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Content) == 0 || res.Content[0].Text != "result "+hostile {
 		t.Fatalf("exit %d, %v, stdout %q", r.code, err, r.stdout)
+	}
+}
+
+// TestPeerTextInHintsAndCells: a string field's format, the server's
+// word, is made visible in the form's hint; a tab in a table cell stays in
+// its cell.
+func TestPeerTextInHintsAndCells(t *testing.T) {
+	if c, ok := rawControl(stringHint(&mcp.StringSchema{Format: hostile})); ok {
+		t.Errorf("the hint of a hostile format holds %U", c)
+	}
+	if got := tableCells([]string{"a\tb", "c\nd"}); len(got) != 2 || got[0] != "a b" || got[1] != "c d" {
+		t.Errorf("tableCells = %q, want two cells, \"a b\" and \"c d\"", got)
 	}
 }

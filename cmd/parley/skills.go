@@ -29,7 +29,7 @@ func runSkillsList(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	return printList(a, "skills", "skills", "URI\tNAME\tFILES\tDESCRIPTION", list, "",
-		func(s skills.Skill) string {
+		func(s skills.Skill) []string {
 			files := "dynamic"
 			if !s.IsDynamic() {
 				fs, err := s.Files()
@@ -38,7 +38,7 @@ func runSkillsList(ctx context.Context, a *app, args []string) error {
 					files = "invalid"
 				}
 			}
-			return s.URI + "\t" + dash(s.Name()) + "\t" + files + "\t" + firstLine(s.Description())
+			return []string{s.URI, dash(s.Name()), files, firstLine(s.Description())}
 		})
 }
 

@@ -234,6 +234,10 @@ func (s *sandbox) try(dir, script string) (string, error) {
 	cmd := exec.CommandContext(ctx, "bash", "-c", "set -e\n"+script)
 	cmd.Dir = dir
 	cmd.Env = s.env
+	// Killing bash at the timeout leaves what it started holding the
+	// output pipe; WaitDelay stops waiting for them, so that the timeout
+	// bounds the block.
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
