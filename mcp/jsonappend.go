@@ -132,9 +132,11 @@ func getEncBuf() *[]byte { return encBufPool.Get().(*[]byte) }
 
 // finishEncBuf returns a copy of b, an extension of *bp, and puts the buffer
 // back in the pool. A buffer too large for the pool is not kept, so it is
-// returned as it is: copying it would hold a large result twice.
+// returned as it is (copying it would hold a large result twice), and the
+// small one it grew from goes back.
 func finishEncBuf(bp *[]byte, b []byte) []byte {
 	if cap(b) > maxPooledBuf {
+		encBufPool.Put(bp) // b outgrew it: *bp is still the small buffer
 		return b
 	}
 	out := bytes.Clone(b)

@@ -338,7 +338,7 @@ func (ss *Session) send() {
 		for _, c := range items {
 			if ss.ctx.Err() != nil {
 				ss.queue.drop()
-				continue // closed: what is queued is not sent; take ends the sender
+				break // closed: what is queued is not sent; take ends the sender
 			}
 			if ss.notify == nil {
 				continue

@@ -237,6 +237,7 @@ func encodeFramed(prefix, suffix []byte, id jsonrpc.ID, res any, err error, log 
 	b, status := appendOutcome(append((*bp)[:0], prefix...), id, res, err, log)
 	b = append(b, suffix...)
 	if cap(b) > maxPooledOut {
+		outBufPool.Put(bp) // b outgrew it: *bp is still the small buffer
 		return b, status
 	}
 	msg = bytes.Clone(b)
