@@ -144,7 +144,10 @@ func runAppsView(ctx context.Context, a *app, args []string) error {
 	}
 	border := "host decides"
 	if m.PrefersBorder != nil {
-		border = map[bool]string{true: "yes", false: "no"}[*m.PrefersBorder]
+		border = "no"
+		if *m.PrefersBorder {
+			border = "yes"
+		}
 	}
 	fmt.Fprintf(tw, "Border:\t%s\n", border)
 	fmt.Fprintf(tw, "Domain:\t%s\n", peerLine(dash(m.Domain)))

@@ -128,7 +128,9 @@ func noSuchTool(ctx context.Context, sess *client.Session, name string, err erro
 		rpcErr   *jsonrpc.Error
 		transErr *jsonrpc.TransportError
 	)
-	if !errors.As(err, &rpcErr) || errors.As(err, &transErr) {
+	// An unknown tool is invalid params (-32602); any other refusal is
+	// not worth listing every tool for.
+	if !errors.As(err, &rpcErr) || errors.As(err, &transErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		return err
 	}
 	tools, lerr := collect(sess.Tools(ctx))
